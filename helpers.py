@@ -1,0 +1,277 @@
+"""Shared tiny helpers for the numbered concept files.
+
+Only what several files need lives here; each concept's own code (the task, the model, a
+construction) stays in its numbered file. Contents, in order of use:
+
+    load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
+    Parser, positive_int, int_list, ... argparse with one-line errors and the common flags
+    config(parser, presets, argv)       parse flags, fill unset ones from --quick/default/--full
+    cli_argv()                          the command-line arguments, or [] inside a notebook
+    pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
+    nmse, count_parameters              the metric of both papers; parameter counting
+    train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
+    save_results, save_figure           atomic JSON and PNG writing under --out
+    progress                            one printed line per finished config of a sweep
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent
+
+
+# ----------------------------------------------------------------------------------------------
+# Importing an earlier concept
+# ----------------------------------------------------------------------------------------------
+def load_concept(name):
+    """Import a numbered file such as "01_retrieval_task" (a name Python's `import` refuses)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # registered first so dataclasses and pickling can find it
+    spec.loader.exec_module(module)
+    return module
+
+
+# ----------------------------------------------------------------------------------------------
+# Command-line flags
+# ----------------------------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad value ends with ONE line naming the flag, and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def positive_int(text):
+    """An integer >= 1 (for sizes, steps, counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text):
+    """A finite number > 0 (for learning rates, sharpness, scales)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def int_list(text):
+    """A comma-separated list of integers >= 1, e.g. "8,32,128" (for sweep dimensions)."""
+    return [positive_int(part) for part in text.split(",") if part.strip()] or _empty(text)
+
+
+def float_list(text):
+    """A comma-separated list of numbers > 0, e.g. "1,4,16"."""
+    return [positive_float(part) for part in text.split(",") if part.strip()] or _empty(text)
+
+
+def _empty(text):
+    raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+
+
+def make_parser(description):
+    """The parser every numbered file starts from, with the common flags already added."""
+    parser = Parser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    preset = parser.add_mutually_exclusive_group()
+    preset.add_argument("--quick", action="store_true",
+                        help="tiny sizes that run in seconds (what the tests use; also QUICK=1)")
+    preset.add_argument("--full", action="store_true",
+                        help="the paper's scale (a GPU is recommended)")
+    parser.add_argument("--device", default="auto",
+                        help="auto (CUDA when available, else CPU), cpu or cuda (default: auto)")
+    parser.add_argument("--seed", type=int, default=0, help="base random seed (default: 0)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ROOT)),
+                        help="folder that receives results/ and figures/ "
+                             "(default: the repository, or $OUT when set)")
+    return parser
+
+
+def config(parser, presets, argv=None):
+    """Parse flags, then fill every flag left unset (None) from the chosen preset.
+
+    presets = {"quick": {...}, "default": {...}, "full": {...}}: one dict of sweep sizes each.
+    QUICK=1 in the environment selects the quick preset too (used to run notebooks fast).
+    """
+    args = parser.parse_args(cli_argv() if argv is None else argv)
+    if args.quick or os.environ.get("QUICK") == "1":
+        args.preset = "quick"
+    else:
+        args.preset = "full" if args.full else "default"
+    for key, value in presets[args.preset].items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    try:
+        args.device = str(pick_device(args.device))
+    except ValueError as error:
+        parser.error(f"argument --device: {error}")
+    return args
+
+
+def cli_argv():
+    """sys.argv[1:] for a script; [] inside Jupyter, whose kernel has its own arguments."""
+    return [] if "ipykernel" in sys.modules else sys.argv[1:]
+
+
+# ----------------------------------------------------------------------------------------------
+# Device and seeds
+# ----------------------------------------------------------------------------------------------
+def pick_device(name="auto"):
+    """"auto" -> CUDA when available, else CPU. Raises ValueError for a device we cannot use."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("cuda was asked for but this machine has no CUDA device")
+        return torch.device("cuda")
+    raise ValueError(f"expected auto, cpu or cuda, got {name!r}")
+
+
+def seed_everything(seed):
+    """Seed Python, NumPy and torch (CPU and CUDA); the same seed gives the same numbers on CPU."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+# ----------------------------------------------------------------------------------------------
+# Metric and parameter counting
+# ----------------------------------------------------------------------------------------------
+def nmse(prediction, target):
+    """Normalised MSE = MSE / Var(target) = 1 - R^2 (paper A, Appendix B.1).
+
+    Raw MSE is not comparable across sequence lengths: Var(y) shrinks as T grows (see 01).
+    """
+    prediction, target = torch.as_tensor(prediction), torch.as_tensor(target)
+    mse = torch.mean((prediction - target) ** 2)
+    return float(mse / torch.var(target, unbiased=False))
+
+
+def count_parameters(module):
+    """Number of trainable scalars in a torch module."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------------
+class NonFiniteLoss(RuntimeError):
+    """Raised when the loss becomes NaN or infinite; the message names the run."""
+
+
+def warmup_cosine(step, steps, warmup_fraction=0.05):
+    """Learning-rate factor: linear warm-up over the first 5% of steps, then cosine to zero."""
+    warmup = max(1, int(warmup_fraction * steps))
+    if step < warmup:
+        return (step + 1) / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+
+def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
+                     seed=0, name="model", evaluate_every=0):
+    """Fit model(x) -> y with the MSE loss; return the held-out NMSE and the loss history.
+
+    train, valid: tuples (x [n, ...], y [n]) already on the model's device.
+    AdamW with a warm-up/cosine schedule; mini-batches drawn with replacement from a seeded
+    generator. A non-finite loss stops training with NonFiniteLoss naming the run.
+    """
+    x_train, y_train = train
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
+    history = []
+    model.train()
+    for step in range(steps):
+        index = torch.randint(len(y_train), (batch_size,), generator=generator).to(y_train.device)
+        loss = torch.mean((model(x_train[index]) - y_train[index]) ** 2)
+        if not torch.isfinite(loss):
+            raise NonFiniteLoss(f"{name}: loss became {loss.item()} at step {step}; "
+                                f"try a smaller --lr")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        if evaluate_every and (step + 1) % evaluate_every == 0:
+            history.append({"step": step + 1, "valid_nmse": evaluate_nmse(model, valid)})
+    return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": evaluate_nmse(model, valid),
+            "history": history}
+
+
+@torch.no_grad()
+def evaluate_nmse(model, data, batch_size=4096):
+    """NMSE of model on (x, y), evaluated in chunks without gradients."""
+    x, y = data
+    was_training = model.training
+    model.eval()
+    prediction = torch.cat([model(x[i:i + batch_size]) for i in range(0, len(y), batch_size)])
+    model.train(was_training)
+    return nmse(prediction.cpu(), y.cpu())
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing results and figures
+# ----------------------------------------------------------------------------------------------
+def save_results(stem, numbers, args, wall_time_s):
+    """Write OUT/results/<stem>.json atomically (temporary file, then rename).
+
+    Stores the numbers with the config that produced them, the device, torch's version and the
+    wall time, so every figure and README number can be traced to a run. Returns the path.
+    """
+    folder = Path(args.out) / "results"
+    folder.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "script": f"{stem}.py",
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "device": args.device,
+        "torch_version": torch.__version__,
+        "wall_time_s": round(wall_time_s, 2),
+        **numbers,
+    }
+    path = folder / f"{stem}.json"
+    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
+        json.dump(payload, handle, indent=1)
+    os.replace(handle.name, path)
+    return path
+
+
+def save_figure(figure, name, args):
+    """Save a matplotlib figure as OUT/figures/<name>.png atomically; returns the path."""
+    folder = Path(args.out) / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    temporary = folder / f".{name}.tmp.png"
+    figure.savefig(temporary, dpi=120, bbox_inches="tight")
+    os.replace(temporary, path)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Progress
+# ----------------------------------------------------------------------------------------------
+def progress(done, total, label, metric, started):
+    """Print one line per finished config of a sweep: [3/10] h=2 T=32  nmse=1.2e-02  (4.1 s)."""
+    print(f"[{done}/{total}] {label}  {metric}  ({time.perf_counter() - started:.1f} s)",
+          flush=True)

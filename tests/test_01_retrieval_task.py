@@ -1,0 +1,132 @@
+"""01_retrieval_task.py: the task against slow loops, the density demo, the script contract."""
+import itertools
+import json
+import math
+
+import pytest
+import torch
+
+import helpers
+from conftest import run_script
+
+task = helpers.load_concept("01_retrieval_task")
+
+
+def test_synthetic_target_equals_a_direct_loop():
+    x, y, positions = task.sample_synthetic(20, 12, D=3, dim=4, seed=1)
+    assert x.shape == (20, 12, 4) and y.shape == (20,) and positions.shape == (20, 3)
+    for k in range(20):
+        expected, argmax = 0.0, []
+        for i in range(3):  # a_i = e_i, S_i = [T], F_0 = sum
+            scores = [float(x[k, t, i]) for t in range(12)]
+            expected += max(scores)
+            argmax.append(scores.index(max(scores)))
+        assert float(y[k]) == pytest.approx(expected, abs=1e-5)
+        assert positions[k].tolist() == argmax
+
+
+def test_max_plus_min_toy_task():
+    x, y, positions = task.sample_max_plus_min(30, 9, seed=2)
+    assert x.shape == (30, 9, 1) and float(x.min()) >= 0 and float(x.max()) <= 1
+    for k in range(30):
+        values = x[k, :, 0].tolist()
+        assert float(y[k]) == pytest.approx(max(values) + min(values), abs=1e-6)
+        assert positions[k].tolist() == [values.index(max(values)), values.index(min(values))]
+
+
+def test_general_task_with_subsets_min_and_a_nonlinear_outer_function():
+    seq_len = 8
+    general = task.RetrievalTask(
+        score_functions=[lambda x: (x ** 2).sum(-1), lambda x: torch.sin(x[..., 1])],
+        subsets=[[0, 2, 4], [5, 6, 7, 1]], modes=["min", "max"],
+        outer=lambda z: torch.exp(z[:, 0]) * z[:, 1])
+    x = task.sample_inputs(15, seq_len, 2, seed=3)
+    y, z, positions = general(x)
+    for k in range(15):
+        first = {t: float((x[k, t] ** 2).sum()) for t in [0, 2, 4]}
+        second = {t: math.sin(float(x[k, t, 1])) for t in [5, 6, 7, 1]}
+        t1, t2 = min(first, key=first.get), max(second, key=second.get)
+        assert positions[k].tolist() == [t1, t2]
+        assert float(y[k]) == pytest.approx(math.exp(first[t1]) * second[t2], rel=1e-5)
+
+
+def test_subsets_smaller_than_a_quarter_are_rejected():
+    with pytest.raises(ValueError, match="T/4"):
+        task.check_subsets([[0, 1]], seq_len=12)
+    with pytest.raises(ValueError, match="distinct positions"):
+        task.check_subsets([[0, 0, 1, 2]], seq_len=8)
+    with pytest.raises(ValueError, match="distinct positions"):
+        task.check_subsets([[0, 1, 9]], seq_len=8)
+    task.check_subsets([[0, 1, 2]], seq_len=12)  # exactly T/4 is allowed
+
+
+def test_same_seed_same_data_other_seed_other_data():
+    first = task.sample_synthetic(50, 16, seed=7)
+    again = task.sample_synthetic(50, 16, seed=7)
+    other = task.sample_synthetic(50, 16, seed=8)
+    assert all(torch.equal(a, b) for a, b in zip(first, again))
+    assert not torch.equal(first[0], other[0])
+
+
+def test_D_out_of_range_is_rejected():
+    with pytest.raises(ValueError, match="D must be between"):
+        task.synthetic_task(5, seq_len=8, dim=4)
+
+
+def test_lemma_2_features_equal_their_definition_by_loops():
+    x = task.sample_inputs(4, 7, 1, seed=4, distribution="uniform")[..., 0]  # [4, 7]
+    m = 2
+    Y, U, v = task.subset_features(x, m)
+    for k in range(4):
+        values = x[k].tolist()
+        subsets = list(itertools.combinations(range(7), m))
+        for t in range(7):
+            with_t = [A for A in subsets if t in A]
+            assert float(Y[k, t]) == max(min(values[u] for u in A) for A in with_t)
+            assert float(U[k, t]) == min(max(values[u] for u in A) for A in with_t)
+        assert float(v[k]) == sorted(values, reverse=True)[m - 1]  # the m-th largest
+        # Lemma 2's closed form: Y = min(x, v_m)
+        assert Y[k].tolist() == [min(value, float(v[k])) for value in values]
+
+
+def test_density_demo_error_shrinks_with_q_and_obeys_its_bound():
+    result = task.density_demo(seq_len=8, sharpness=[1, 10, 100, 1000], n=100, dim=2, seed=0)
+    errors = [row["max_error"] for row in result["rows"]]
+    assert all(later < earlier for earlier, later in zip(errors, errors[1:]))
+    assert all(row["max_error"] <= row["bound"] for row in result["rows"])
+
+
+def test_main_quick_returns_its_numbers(quick_args):
+    args = quick_args(task)
+    result = task.main(args)
+    variances = [stats["var"] for stats in result["target_stats"].values()]
+    assert variances[0] > variances[-1]  # Var(y) shrinks as T grows: the reason for NMSE
+    json.dumps(result)  # everything main returns is JSON-ready
+
+
+def test_script_writes_json_and_figures(tmp_path):
+    done = run_script("01_retrieval_task", "--quick", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    payload = json.loads((tmp_path / "results" / "01_retrieval_task.json").read_text())
+    assert payload["config"]["preset"] == "quick" and payload["wall_time_s"] > 0
+    assert len(list((tmp_path / "figures").glob("01_*.png"))) == 3
+    assert "device: cpu" in done.stdout
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--T", "0"], "--T"), (["--D", "5"], "--D"), (["--density-T", "40"], "--density-T"),
+    (["--device", "no-such-device"], "--device"), (["--q", "-1"], "--q"),
+])
+def test_bad_input_exits_2_with_one_line(flags, flag_name):
+    done = run_script("01_retrieval_task", *flags)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and flag_name in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_help_documents_every_flag():
+    done = run_script("01_retrieval_task", "--help")
+    assert done.returncode == 0
+    for flag in ["--quick", "--full", "--device", "--seed", "--out", "--T", "--D", "--d",
+                 "--n-samples", "--density-T", "--density-samples", "--q"]:
+        assert flag in done.stdout

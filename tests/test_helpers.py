@@ -1,0 +1,103 @@
+"""helpers.py: flags, presets, device, NMSE, training and atomic writing."""
+import json
+import math
+
+import pytest
+import torch
+
+import helpers
+
+
+def make_parser():
+    parser = helpers.make_parser("test")
+    parser.add_argument("--T", type=helpers.int_list)
+    parser.add_argument("--steps", type=helpers.positive_int)
+    return parser
+
+
+PRESETS = {"quick": {"T": [8], "steps": 1}, "default": {"T": [8, 32], "steps": 10},
+           "full": {"T": [8, 32, 128], "steps": 100}}
+
+
+def test_presets_fill_only_unset_flags(monkeypatch):
+    monkeypatch.delenv("QUICK", raising=False)
+    assert helpers.config(make_parser(), PRESETS, []).T == [8, 32]
+    assert helpers.config(make_parser(), PRESETS, ["--full"]).steps == 100
+    args = helpers.config(make_parser(), PRESETS, ["--quick", "--T", "4,5"])
+    assert (args.T, args.steps, args.preset) == ([4, 5], 1, "quick")
+    monkeypatch.setenv("QUICK", "1")
+    assert helpers.config(make_parser(), PRESETS, []).preset == "quick"
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--T", "0"], "--T"), (["--T", "8,x"], "--T"), (["--steps", "-3"], "--steps"),
+    (["--device", "tpu"], "--device"), (["--quick", "--full"], "--full"),
+])
+def test_bad_flags_exit_2_with_one_line(flags, flag_name, capsys):
+    with pytest.raises(SystemExit) as stop:
+        helpers.config(make_parser(), PRESETS, flags)
+    assert stop.value.code == 2
+    message = capsys.readouterr().err
+    assert message.count("\n") == 1 and flag_name in message
+
+
+def test_cuda_without_cuda_is_a_clear_error():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ValueError, match="no CUDA"):
+        helpers.pick_device("cuda")
+    assert helpers.pick_device("auto").type == "cpu"
+
+
+def test_nmse_against_its_definition():
+    target = torch.tensor([1.0, 2.0, 4.0, 7.0])
+    prediction = torch.tensor([1.5, 2.0, 3.0, 7.5])
+    mean = sum(target.tolist()) / 4
+    variance = sum((t - mean) ** 2 for t in target.tolist()) / 4
+    mse = sum((p - t) ** 2 for p, t in zip(prediction.tolist(), target.tolist())) / 4
+    assert helpers.nmse(prediction, target) == pytest.approx(mse / variance)
+    assert helpers.nmse(torch.full((4,), mean), target) == pytest.approx(1.0)
+
+
+def test_count_parameters_by_hand():
+    model = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 1))
+    assert helpers.count_parameters(model) == (3 * 5 + 5) + (5 * 1 + 1)
+
+
+def test_training_lowers_nmse_and_is_reproducible():
+    def run():
+        helpers.seed_everything(0)
+        x = torch.randn(512, 3)
+        y = x @ torch.tensor([1.0, -2.0, 0.5]) + torch.sin(x[:, 0])
+        model = torch.nn.Sequential(torch.nn.Linear(3, 32), torch.nn.ReLU(),
+                                    torch.nn.Linear(32, 1), torch.nn.Flatten(0))
+        before = helpers.evaluate_nmse(model, (x[400:], y[400:]))
+        result = helpers.train_regression(model, (x[:400], y[:400]), (x[400:], y[400:]),
+                                          steps=300, batch_size=64, lr=1e-2)
+        return before, result["valid_nmse"]
+    before, after = run()
+    assert after < 0.2 * before
+    assert run()[1] == after
+
+
+def test_non_finite_loss_stops_training_with_the_run_name():
+    model = torch.nn.Sequential(torch.nn.Linear(1, 1), torch.nn.Flatten(0))
+    x, y = torch.ones(8, 1), torch.full((8,), math.nan)
+    with pytest.raises(helpers.NonFiniteLoss, match="h=3 T=8"):
+        helpers.train_regression(model, (x, y), (x, y), steps=5, batch_size=4, lr=1e-3,
+                                 name="h=3 T=8")
+
+
+def test_save_results_is_atomic_and_complete(tmp_path):
+    args = helpers.config(make_parser(), PRESETS, ["--quick", "--out", str(tmp_path)])
+    path = helpers.save_results("00_test", {"answer": 42}, args, wall_time_s=1.234)
+    payload = json.loads(path.read_text())
+    assert payload["answer"] == 42 and payload["wall_time_s"] == 1.23
+    assert payload["config"]["T"] == [8] and payload["device"] and payload["torch_version"]
+    assert [p.name for p in path.parent.iterdir()] == ["00_test.json"]  # no temporary left
+
+
+def test_load_concept_imports_a_numbered_file():
+    module = helpers.load_concept("01_retrieval_task")
+    assert module is helpers.load_concept("01_retrieval_task")
+    assert hasattr(module, "main")
