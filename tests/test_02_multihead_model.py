@@ -1,0 +1,111 @@
+"""02_multihead_model.py: eq. 4 against a slow loop, parameter counts, training, the script."""
+import json
+import math
+
+import pytest
+import torch
+
+import helpers
+from conftest import run_script
+
+model_file = helpers.load_concept("02_multihead_model")
+
+
+def slow_eq4(model, x):
+    """Eq. 4 with loops over the batch, the heads and the tokens (one layer, no options)."""
+    layer = model.layers[0]
+    outputs = []
+    for sequence in x:
+        tokens = [model.encoder(token) for token in sequence]              # x_hat(t), each [E]
+        heads = []
+        for i in range(model.n_heads):
+            query = layer.W_Q[i] @ model.cls                                # W_Q,i c_0, [n]
+            scores = [model.beta * (query @ (layer.W_K[i] @ token)) for token in tokens]
+            total = sum(math.exp(float(s)) for s in scores)
+            head = sum(math.exp(float(s)) / total * (layer.W_V[i] @ token)
+                       for s, token in zip(scores, tokens))                 # [n]
+            heads.append(head)
+        concat = torch.cat(heads)                                           # [n h]
+        outputs.append(model.readout(model.cls + layer.W_O.weight @ concat))
+    return torch.cat(outputs)
+
+
+@pytest.mark.parametrize("n_heads, head_dim, beta", [(1, 8, 1.0), (3, 4, 1.0), (4, 8, 2.5)])
+def test_model_equals_a_slow_loop_of_eq_4(n_heads, head_dim, beta):
+    torch.manual_seed(0)
+    model = model_file.MultiHeadModel(n_heads=n_heads, head_dim=head_dim, width=16, beta=beta)
+    x = torch.randn(3, 7, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), slow_eq4(model, x), rtol=1e-4, atol=1e-5)
+
+
+def test_shapes_and_attention_sums_to_one():
+    model = model_file.MultiHeadModel(n_heads=3, head_dim=8, width=32, n_layers=2,
+                                      residual=True)
+    y, attention = model(torch.randn(5, 11, 4), return_attention=True)
+    assert y.shape == (5,) and len(attention) == 2
+    for weights in attention:
+        assert weights.shape == (5, 3, 11)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(5, 3))
+        assert (weights >= 0).all()
+
+
+def test_options_run_and_total_width_sets_head_dim():
+    model = model_file.MultiHeadModel(n_heads=3, total_width=32, layer_norm=True,
+                                      positional=True, max_len=16)
+    assert model.head_dim == 11  # ceil(32 / 3), as in paper Table 3 (E = 33)
+    assert model(torch.randn(2, 16, 4)).shape == (2,)
+
+
+def test_parameter_counts_equal_a_hand_count():
+    d, h, n, N = 4, 3, 8, 32
+    E = n * h
+    model = model_file.MultiHeadModel(token_dim=d, n_heads=h, head_dim=n, width=N)
+    encoder = d * N + N + N * E + E
+    readout = E * N + N + N * 1 + 1
+    attention = 3 * h * n * E + E * E
+    assert model_file.parameter_counts(model) == {
+        "paper": encoder + readout, "total": encoder + readout + attention + E}
+
+
+def test_reversal_score_by_hand():
+    assert model_file.reversal_score([1.0, 2.0, 3.0]) == 0.0       # error grows with T
+    assert model_file.reversal_score([3.0, 1.0, 2.0]) == pytest.approx((2 + 1) / 2)
+    assert model_file.reversal_score([1.0, 1.0]) == 0.0
+
+
+def quick_run(h, D=2, seed=0, steps=400):
+    return model_file.train_one(dict(T=8, h=h, seed=seed, D=D, head_dim=8, width=32,
+                                     total_width=None, layers=1, steps=steps, batch_size=64,
+                                     lr=1e-2, n_train=2000, n_valid=500, data_seed=0,
+                                     device="cpu"))
+
+
+def test_training_lowers_nmse_and_is_reproducible():
+    first = quick_run(h=2)
+    assert first["valid_nmse"] < 0.1  # an untrained model's NMSE is about 1 or more
+    assert quick_run(h=2)["valid_nmse"] == first["valid_nmse"]
+
+
+def test_h_equal_D_is_not_worse_than_h_below_D():
+    assert quick_run(h=2, D=2)["valid_nmse"] < quick_run(h=1, D=2)["valid_nmse"]
+
+
+def test_main_quick(quick_args):
+    args = quick_args(model_file, "--D", "2", "--heads", "1,2", "--workers", "2")
+    result = model_file.main(args)
+    json.dumps(result)
+    assert set(result["nmse"]["8"]) == {"1", "2"}
+    assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
+    assert set(result["mechanism"]) == {"1", "2"}
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--T", "0"], "--T"), (["--D", "5"], "--D"), (["--heads", "2,0"], "--heads"),
+    (["--lr", "nan"], "--lr"), (["--device", "no-such-device"], "--device"),
+])
+def test_bad_input_exits_2_with_one_line(flags, flag_name):
+    done = run_script("02_multihead_model", *flags)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and flag_name in done.stderr
+    assert "Traceback" not in done.stderr
