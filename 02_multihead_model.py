@@ -18,7 +18,7 @@ Run it (wall times on a 2-core CPU, start-up included)
     python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 2 min 49 s
     python 02_multihead_model.py --D 3             # the drop moves to h = 3: 2 min 34 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 2 min 42 s
-    python 02_multihead_model.py --layers 2 --T 8,32   # 2 layers, drop at h = 2 (Table 5)
+    python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 4 min 3 s
     python 02_multihead_model.py --full            # the paper's grid, 3 seeds (GPU: not timed)
     python 02_multihead_model.py --quick           # seconds; what the tests use
 

@@ -244,7 +244,7 @@ def save_results(stem, numbers, args, wall_time_s):
     folder.mkdir(parents=True, exist_ok=True)
     payload = {
         "script": f"{stem}.py",
-        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "config": {k: _portable(v) for k, v in vars(args).items()},
         "device": args.device,
         "torch_version": torch.__version__,
         "wall_time_s": round(wall_time_s, 2),
@@ -255,6 +255,16 @@ def save_results(stem, numbers, args, wall_time_s):
         json.dump(payload, handle, indent=1)
     os.replace(handle.name, path)
     return path
+
+
+def _portable(value):
+    """A path inside the repository as a relative string (no machine-specific prefix)."""
+    if not isinstance(value, Path):
+        return value
+    try:
+        return str(value.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(value)
 
 
 def save_figure(figure, name, args):
