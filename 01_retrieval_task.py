@@ -317,6 +317,7 @@ def plot_target_distribution(result):
     left.set_title("y concentrates as T grows")
     lengths = [int(t) for t in result["target_stats"]]
     right.semilogx(lengths, [s["var"] for s in result["target_stats"].values()], "o-")
+    helpers.label_log_axis(right, lengths)
     right.set_xlabel("sequence length T"), right.set_ylabel("Var(y)")
     right.set_title("MSE of the mean predictor = Var(y): NMSE divides it out")
     return figure

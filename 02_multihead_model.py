@@ -29,7 +29,6 @@ Output
 """
 import math
 import multiprocessing
-import os
 import sys
 import time
 from pathlib import Path
@@ -179,26 +178,30 @@ def train_one(run):
             "state": {k: v.cpu() for k, v in model.state_dict().items()}}
 
 
-def run_sweep(runs, workers):
-    """Train every run; on the CPU in `workers` processes with one thread each, in order of cost."""
+def describe(result):
+    return f"T={result['T']:<4} h={result['h']} seed={result['seed']}  " \
+           f"valid NMSE {result['valid_nmse']:.2e}"
+
+
+def run_sweep(runs, workers, train=train_one, label=describe):
+    """Train every run with train(run); on the CPU in `workers` processes with one thread each,
+    the costliest runs first. Prints label(result) as each one finishes."""
     runs = sorted(runs, key=lambda run: -run["T"] * run["steps"])
     started, results = time.perf_counter(), []
+
+    def finished(result):
+        results.append(result)
+        helpers.progress(len(results), len(runs), label(result), started)
+
     if workers > 1 and runs[0]["device"] == "cpu":
         context = multiprocessing.get_context("fork")  # fork: works from notebooks too
         with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            for result in pool.imap_unordered(train_one, runs):
-                results.append(result)
-                report_progress(result, len(results), len(runs), started)
+            for result in pool.imap_unordered(train, runs):
+                finished(result)
     else:
         for run in runs:
-            results.append(train_one(run))
-            report_progress(results[-1], len(results), len(runs), started)
+            finished(train(run))
     return results
-
-
-def report_progress(result, done, total, started):
-    helpers.progress(done, total, f"T={result['T']:<4} h={result['h']} seed={result['seed']}",
-                     f"valid NMSE {result['valid_nmse']:.2e}", started)
 
 
 # %% [markdown]
@@ -274,7 +277,6 @@ def config(argv=None):
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--T", type=helpers.int_list, help="sequence lengths, e.g. 8,32,128")
     parser.add_argument("--heads", type=helpers.int_list, help="head counts h, e.g. 1,2,3,4,5")
-    parser.add_argument("--seeds", type=helpers.positive_int, help="seeds per (T, h)")
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension of the task, 1..4 (default: 4)")
     parser.add_argument("--head-dim", type=helpers.positive_int, default=8,
@@ -285,16 +287,11 @@ def config(argv=None):
                         help="fix E = n*h instead of n: head_dim = ceil(E/h) (paper Table 3)")
     parser.add_argument("--layers", type=helpers.positive_int, default=1,
                         help="stacked attention layers L (default: 1; Table 5 uses 2)")
-    parser.add_argument("--steps", type=helpers.positive_int, help="training steps per run")
     parser.add_argument("--batch-size", type=helpers.positive_int, default=64,
                         help="mini-batch size (default: 64)")
     parser.add_argument("--lr", type=helpers.positive_float, default=1e-2,
                         help="peak learning rate of AdamW (default: 1e-2)")
-    parser.add_argument("--n-train", type=helpers.positive_int, help="training sequences per T")
-    parser.add_argument("--n-valid", type=helpers.positive_int,
-                        help="validation sequences per T")
-    parser.add_argument("--workers", type=helpers.positive_int, default=os.cpu_count(),
-                        help="parallel training processes on the CPU (default: all cores)")
+    helpers.add_training_flags(parser)
     args = helpers.config(parser, PRESETS, argv)
     if args.D > 4:
         parser.error(f"argument --D: must be between 1 and d = 4, got {args.D}")

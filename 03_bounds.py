@@ -27,7 +27,6 @@ Output
     results/03_bounds.json; figures/03_construction.png, 03_lower_bound.png, 03_params_vs_nmse.png
 """
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -266,15 +265,9 @@ def config(argv=None):
     parser.add_argument("--heads", type=helpers.int_list, help="head counts of part c, e.g. 3,4")
     parser.add_argument("--widths", type=helpers.int_list,
                         help="MLP widths N swept in part c, e.g. 8,16,32,64")
-    parser.add_argument("--seeds", type=helpers.positive_int, help="seeds per config (part c)")
-    parser.add_argument("--steps", type=helpers.positive_int, help="training steps (part c)")
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension, 1..4 (default: 4)")
-    parser.add_argument("--n-train", type=helpers.positive_int, help="training sequences per T")
-    parser.add_argument("--n-valid", type=helpers.positive_int,
-                        help="validation sequences per T")
-    parser.add_argument("--workers", type=helpers.positive_int, default=os.cpu_count(),
-                        help="parallel training processes on the CPU (default: all cores)")
+    helpers.add_training_flags(parser)
     args = helpers.config(parser, PRESETS, argv)
     if args.D > 4:
         parser.error(f"argument --D: must be between 1 and d = 4, got {args.D}")
@@ -358,7 +351,7 @@ def plot_params_vs_nmse(result):
                         label=f"T = {T} (slope {entry['slope']:.2f})")
         axis.set_title(f"h = {h}"), axis.set_xlabel("parameters (encoder + read-out)")
         axis.set_ylabel("min validation NMSE"), axis.legend(fontsize=7)
-        axis.xaxis.set_minor_formatter(plt.NullFormatter())
+        helpers.label_log_axis(axis, entry["parameters"])
     figure.tight_layout()
     return figure
 

@@ -5,6 +5,7 @@ construction) stays in its numbered file. Contents, in order of use:
 
     load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
     Parser, positive_int, int_list, ... argparse with one-line errors and the common flags
+    add_training_flags                  --seeds, --steps, --n-train, --n-valid, --workers
     config(parser, presets, argv)       parse flags, fill unset ones from --quick/default/--full
     cli_argv()                          the command-line arguments, or [] inside a notebook
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
@@ -106,6 +107,16 @@ def make_parser(description):
                         help="folder that receives results/ and figures/ "
                              "(default: the repository, or $OUT when set)")
     return parser
+
+
+def add_training_flags(parser):
+    """The flags every training sweep shares; unset ones come from the presets."""
+    parser.add_argument("--seeds", type=positive_int, help="seeds per configuration")
+    parser.add_argument("--steps", type=positive_int, help="training steps per run")
+    parser.add_argument("--n-train", type=positive_int, help="training sequences per length")
+    parser.add_argument("--n-valid", type=positive_int, help="validation sequences per length")
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
+                        help="parallel training processes on the CPU (default: all cores)")
 
 
 def config(parser, presets, argv=None):
@@ -267,6 +278,15 @@ def _portable(value):
         return str(value)
 
 
+def label_log_axis(axis, values, which="x"):
+    """Ticks of a log axis at the given values, labelled plainly (8, 32, 128), no minor labels."""
+    import matplotlib.ticker as ticker
+    target = axis.xaxis if which == "x" else axis.yaxis
+    target.set_major_locator(ticker.FixedLocator(values))
+    target.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in values]))
+    target.set_minor_formatter(ticker.NullFormatter())
+
+
 def save_figure(figure, name, args):
     """Save a matplotlib figure as OUT/figures/<name>.png atomically; returns the path."""
     folder = Path(args.out) / "figures"
@@ -281,7 +301,6 @@ def save_figure(figure, name, args):
 # ----------------------------------------------------------------------------------------------
 # Progress
 # ----------------------------------------------------------------------------------------------
-def progress(done, total, label, metric, started):
-    """Print one line per finished config of a sweep: [3/10] h=2 T=32  nmse=1.2e-02  (4.1 s)."""
-    print(f"[{done}/{total}] {label}  {metric}  ({time.perf_counter() - started:.1f} s)",
-          flush=True)
+def progress(done, total, text, started):
+    """Print one line per finished config of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
+    print(f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)", flush=True)

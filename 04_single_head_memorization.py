@@ -1,0 +1,444 @@
+# %% [markdown]
+# # 04 · One head, a wide embedding, and the FFN does the rest
+#
+# Paper A (arXiv 2510.06662), Theorem 2(3) with its proof (Appendix A.3: Lemmas 8–9) and
+# Remark B.1.1 (Fig. 3).
+
+# %%
+"""04 · Single-head memorisation: one head can solve any D-retrieval task if its embedding is
+T*d wide, because the feed-forward block then sees the whole sequence (paper A, Theorem 2(3)).
+
+What it shows
+    a. The embedding P(x(t), t) = e_t (x) x(t) in R^{T d} with a zero CLS token makes the
+       attention uniform, and its output is exactly (1/T)(x(1), ..., x(T)): the whole sequence in
+       one vector.
+    b. Lemma 9: a ReLU network with two hidden layers computes the max of T numbers in [0, 1]
+       to within 1/n. Assembled with (a), exact f_i and exact F_0, it solves a D-retrieval task
+       with no training, within eps on random inputs; its size grows like T/eps (and T^2/eps^2
+       as a dense network) while the h = D construction of file 03 needs no FFN for retrieval.
+    c. Trained: one head with the memorising embedding (n = T d), one head with n = 8, and
+       h = D heads with n = 8, on the synthetic task of file 01 for several T: validation and
+       training NMSE and parameter counts (Remark B.1.1).
+
+Run it
+    python 04_single_head_memorization.py           # default: 1 min 25 s on a 2-core CPU
+    python 04_single_head_memorization.py --full    # more T, steps and seeds (GPU not yet timed)
+    python 04_single_head_memorization.py --quick   # seconds; what the tests use
+
+Output
+    results/04_single_head_memorization.json; figures/04_lemma9.png, 04_parameter_counts.png,
+    04_trained_routes.png
+"""
+import math
+import sys
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+import helpers
+
+task = helpers.load_concept("01_retrieval_task")
+model_file = helpers.load_concept("02_multihead_model")
+bounds = helpers.load_concept("03_bounds")
+
+# %% [markdown]
+# ## a. Memorising the sequence in one head (proof of Theorem 2(3))
+#
+# Put token $t$ into its own block: $P_\phi(x(t), t) = e_t \otimes x(t) \in \mathbb{R}^{Td}$.
+# With $\hat c_0 = 0$ every score $(W_Q \hat c_0)^\top W_K \hat x(t)$ is 0, whatever $W_Q, W_K$
+# are, so the softmax is uniform, $\sigma(t) = 1/T$. With $W_V = W_O = I$ the CLS output is
+#
+# $$\sum_{t=1}^{T} \tfrac{1}{T}\, e_t \otimes x(t) = \tfrac{1}{T}\big(x(1), x(2), \dots, x(T)\big),$$
+#
+# every token, in order, in one vector of size $Td$. The feed-forward block can now compute
+# anything of the sequence; the cost moves from attention to width.
+
+# %%
+def memorising_embedding(x):
+    """e_t (x) x(t): x [B, T, d] -> tokens [B, T, T*d], token t in block t."""
+    batch, seq_len, dim = x.shape
+    blocks = torch.eye(seq_len, dtype=x.dtype)                              # e_t, [T, T]
+    return (blocks[None, :, :, None] * x[:, None, :, :]).reshape(batch, seq_len, seq_len * dim)
+
+
+def memorising_attention(seq_len, dim):
+    """File 02's AttentionLayer with one head of dimension n = T d: W_V = W_O = I, frozen.
+
+    W_Q and W_K keep their random values: with c_0 = 0 they cannot matter.
+    """
+    width = seq_len * dim
+    layer = model_file.AttentionLayer(width, n_heads=1, head_dim=width)
+    with torch.no_grad():
+        layer.W_V[0].copy_(torch.eye(width))
+        layer.W_O.weight.copy_(torch.eye(width))
+    layer.requires_grad_(False)
+    return layer, torch.zeros(width)                                        # layer, c_0 = 0
+
+
+def memorise(x):
+    """The CLS output of part a for x [B, T, d]: (1/T)(x(1), ..., x(T)), [B, T d]."""
+    layer, cls = memorising_attention(x.shape[1], x.shape[2])
+    update, weights = layer(cls.expand(x.shape[0], 1, -1), memorising_embedding(x))
+    return cls + update[:, 0], weights[:, 0, 0]                             # eq. 4's c_0 + W_O ...
+
+
+# %% [markdown]
+# ## b. Lemma 9: the maximum with a ReLU network, and the assembled model
+#
+# For $x \in [0,1]^T$ and $n = \lceil 1/\varepsilon \rceil$ levels $j/n$, $j = 0, \dots, n-1$:
+#
+# $$h_1(t, j) = \mathrm{ReLU}(x_t - j/n), \quad
+#   h_2(j) = \mathrm{ReLU}\Big(\sum_t h_1(t,j)\Big) - \mathrm{ReLU}\Big(\sum_t h_1(t,j) - 1/n\Big),
+#   \quad \text{output} = \sum_{j} h_2(j).$$
+#
+# $h_2(j)$ is $1/n$ when the max lies well above level $j/n$ and 0 when it lies below, so the
+# output counts the levels under the max: error at most $1/n \le \varepsilon$. Hidden widths
+# $Tn$ and $2n$ (within the lemma's $2T\lceil 1/\varepsilon \rceil$). A minimum is
+# $\min_t u_t = 1 - \max_t (1 - u_t)$.
+#
+# **Assembled** (Lemma 8 composes the pieces into one deep ReLU network; we run them in
+# sequence): memorise the sequence (a), compute every $f_i(x(t))$ exactly ($F_1$; the theorem
+# approximates it with an MLP of size $O(\varepsilon^{-\gamma})$, which we skip, as in file 03),
+# take each min over $S_i$ with a Lemma 9 network ($F_2$), apply the exact $F_0 = $ sum ($F_3$).
+# With $n = \lceil D/\varepsilon \rceil$ levels the output error is at most $D/n \le \varepsilon$.
+
+# %%
+def lemma9_network(seq_len, levels):
+    """The 3-layer ReLU max network of Lemma 9 as an nn.Sequential, weights set by hand."""
+    hidden = seq_len * levels
+    first = nn.Linear(seq_len, hidden)                                      # h1(t, j)
+    second = nn.Linear(hidden, 2 * levels)                                  # the two ReLUs of h2(j)
+    output = nn.Linear(2 * levels, 1)
+    with torch.no_grad():
+        for layer in (first, second, output):
+            layer.weight.zero_(), layer.bias.zero_()
+        for t in range(seq_len):
+            for j in range(levels):
+                first.weight[t * levels + j, t] = 1.0                       # x_t ...
+                first.bias[t * levels + j] = -j / levels                    # ... - j/n
+                second.weight[j, t * levels + j] = 1.0                      # sum_t h1(t, j)
+                second.weight[levels + j, t * levels + j] = 1.0             # sum_t h1(t, j) ...
+        second.bias[levels:] = -1.0 / levels                                # ... - 1/n
+        output.weight[0, :levels] = 1.0                                     # + ReLU(...)
+        output.weight[0, levels:] = -1.0                                    # - ReLU(... - 1/n)
+    return nn.Sequential(first, nn.ReLU(), second, nn.ReLU(), output).requires_grad_(False)
+
+
+def lemma9_parameters(seq_len, levels):
+    """Dense parameter count of lemma9_network: (T -> T n) + (T n -> 2n) + (2n -> 1)."""
+    hidden = seq_len * levels
+    return (seq_len * hidden + hidden) + (hidden * 2 * levels + 2 * levels) + (2 * levels + 1)
+
+
+def lemma9_nonzero_weights(seq_len, levels):
+    """Weights the construction actually uses: T n + 2 T n + 2n (it grows like T/eps)."""
+    return 3 * seq_len * levels + 2 * levels
+
+
+def assembled_model(x, centres, subsets, levels):
+    """The no-training single-head model: memorise, f_i exactly, Lemma 9 mins, F_0 = sum."""
+    batch, seq_len, dim = x.shape
+    memory, _ = memorise(x)                                                 # [B, T d]
+    tokens = (seq_len * memory).reshape(batch, seq_len, dim)                # F_1 reads x(t) back
+    z = []
+    for centre, subset in zip(centres, subsets):
+        scores = ((tokens[:, subset] - centre) ** 2).sum(-1) / dim          # f_i(x(t)), t in S_i
+        maximum = lemma9_network(len(subset), levels)(1 - scores)           # F_2 on 1 - f_i
+        z.append(1 - maximum.squeeze(-1))                                   # min = 1 - max(1 - f)
+    return torch.stack(z, dim=1).sum(dim=1)                                 # F_3 = F_0 = sum
+
+
+def assembled_errors(seq_lens, epsilons, D, dim, n, seed):
+    """Worst |y_hat - y| of the assembled model over n random sequences, with its parameters."""
+    rows = []
+    for seq_len in seq_lens:
+        centres, subsets, retrieval = bounds.construction_task(seq_len, D, dim, seed)
+        x = task.sample_inputs(n, seq_len, dim, seed + seq_len, distribution="uniform")
+        y, _, _ = retrieval(x)
+        for epsilon in epsilons:
+            levels = math.ceil(D / epsilon)
+            with torch.no_grad():
+                error = float((assembled_model(x, centres, subsets, levels) - y).abs().max())
+            size = len(subsets[0])
+            rows.append({"T": seq_len, "epsilon": epsilon, "levels": levels,
+                         "max_error": error, "embedding_width": seq_len * dim,
+                         "ffn_parameters_dense": D * lemma9_parameters(size, levels),
+                         "ffn_weights_used": D * lemma9_nonzero_weights(size, levels),
+                         "attention_parameters": 4 * (seq_len * dim) ** 2,
+                         "h_equals_D_attention_parameters": attention_size(2 * D, D, 2),
+                         "h_equals_D_beta": beta_needed(size, seq_len, epsilon / D)})
+    return rows
+
+
+def attention_size(width, n_heads, head_dim):
+    """W_Q, W_K, W_V and W_O of file 02's AttentionLayer."""
+    return helpers.count_parameters(model_file.AttentionLayer(width, n_heads, head_dim))
+
+
+def beta_needed(subset_size, seq_len, epsilon):
+    """Smallest beta (by bisection) at which file 03's retrieval bound falls below epsilon."""
+    low, high = 1e-3, 1e9
+    for _ in range(200):
+        middle = math.sqrt(low * high)
+        if bounds.construction_bound(subset_size, seq_len, middle) <= epsilon:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+# %% [markdown]
+# ## c. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
+#
+# Three routes on the synthetic task of file 01 ($D = 4$), the same data and training as
+# file 02:
+#
+# * **memorise**: the fixed embedding $e_t \otimes x(t)$, one frozen uniform head with
+#   $n = Td$, and a trainable read-out; we give it three hidden ReLU layers of width $N$ (the
+#   theorem's FFN is deep; this choice is ours) — its size grows with $T$;
+# * **1 head**: file 02's model with $h = 1$, $n = 8$;
+# * **h = D**: file 02's model with $h = 4$, $n = 8$.
+#
+# The paper's explanation of Fig. 3: at short $T$ a model can memorise through its FFN, which
+# generalises worse; at long $T$ memorising becomes infeasible. So watch the gap between training
+# and validation NMSE.
+
+# %%
+class MemorisingModel(nn.Module):
+    """Memorising embedding -> one uniform head (n = T d, frozen) -> trainable deep read-out."""
+
+    def __init__(self, seq_len, dim=4, width=64, depth=3):
+        super().__init__()
+        self.attention, cls = memorising_attention(seq_len, dim)
+        self.register_buffer("cls", cls)
+        layers, size = [], seq_len * dim
+        for _ in range(depth):
+            layers += [nn.Linear(size, width), nn.ReLU()]
+            size = width
+        self.readout = nn.Sequential(*layers, nn.Linear(size, 1))
+
+    def forward(self, x):
+        """x [B, T, d] -> y_hat [B]."""
+        update, _ = self.attention(self.cls.expand(x.shape[0], 1, -1), memorising_embedding(x))
+        return self.readout(self.cls + update[:, 0]).squeeze(-1)
+
+
+def memorising_parameters(seq_len, dim, width, depth):
+    """Trainable parameters of MemorisingModel: the read-out only."""
+    size = seq_len * dim
+    return (size * width + width) + (depth - 1) * (width * width + width) + (width + 1)
+
+
+def train_route(run):
+    """Train one (route, T, seed); the 'memorise' route here, the others with file 02's code."""
+    if run["route"] != "memorise":
+        return {**model_file.train_one(run), "state": None}
+    started = time.perf_counter()
+    train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
+                                           run["data_seed"])
+    device = torch.device(run["device"])
+    train = tuple(t.to(device) for t in train)
+    valid = tuple(t.to(device) for t in valid)
+    helpers.seed_everything(run["seed"])
+    model = MemorisingModel(run["T"], width=run["memorise_width"]).to(device)
+    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
+                                   batch_size=run["batch_size"], lr=run["memorise_lr"],
+                                   seed=run["seed"], name=f"memorise T={run['T']}")
+    return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
+            "parameters": {"paper": helpers.count_parameters(model.readout),
+                           "total": helpers.count_parameters(model)},
+            "seconds": time.perf_counter() - started}
+
+
+def trained_routes(args):
+    """Train every route at every T; returns {route: {T: {train, valid, parameters}}}."""
+    routes = {"memorise": 1, "1 head": 1, "h = D": args.D}
+    runs = [dict(route=route, T=T, h=h, seed=args.seed + s, D=args.D, head_dim=8, width=32,
+                 total_width=None, layers=1, steps=args.steps, batch_size=64, lr=1e-2,
+                 memorise_width=args.memorise_width, memorise_lr=3e-3,
+                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
+                 device=args.device)
+            for route, h in routes.items() for T in args.T for s in range(args.seeds)]
+    results = model_file.run_sweep(runs, args.workers, train=train_route,
+                                   label=lambda r: f"{r['route']:<9} T={r['T']:<3} "
+                                                   f"seed={r['seed']}  NMSE {r['valid_nmse']:.2e}")
+    table = {}
+    for route in routes:
+        for T in args.T:
+            mine = [r for r in results if r["route"] == route and r["T"] == T]
+            best = min(mine, key=lambda r: r["valid_nmse"])
+            table.setdefault(route, {})[str(T)] = {
+                "valid_nmse": best["valid_nmse"], "train_nmse": best["train_nmse"],
+                "parameters": best["parameters"],
+                "seeds": [{"valid_nmse": r["valid_nmse"], "train_nmse": r["train_nmse"]}
+                          for r in mine]}
+    return table
+
+
+# %% [markdown]
+# ## Running it
+
+# %%
+PRESETS = {
+    "quick": dict(T=[8], construction_T=[8, 32], epsilons=[0.5, 0.1], construction_samples=50,
+                  seeds=1, steps=300, n_train=2000, n_valid=500),
+    "default": dict(T=[4, 8, 16, 32, 64], construction_T=[8, 16, 32, 64, 128],
+                    epsilons=[0.5, 0.2, 0.1, 0.05, 0.02], construction_samples=300, seeds=2,
+                    steps=3000, n_train=8000, n_valid=2000),
+    "full": dict(T=[4, 8, 16, 32, 64, 128], construction_T=[8, 16, 32, 64, 128, 256],
+                 epsilons=[0.5, 0.2, 0.1, 0.05, 0.02, 0.01], construction_samples=1000, seeds=3,
+                 steps=10000, n_train=8000, n_valid=2000),
+}
+
+
+def config(argv=None):
+    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+    parser = helpers.make_parser(__doc__.split("\n")[0])
+    parser.add_argument("--construction-T", type=helpers.int_list,
+                        help="sequence lengths of the no-training model (part b), e.g. 8,32,128")
+    parser.add_argument("--epsilons", type=helpers.float_list,
+                        help="target errors eps of part b, each below 1, e.g. 0.5,0.1,0.02")
+    parser.add_argument("--construction-samples", type=helpers.positive_int,
+                        help="random sequences per T in parts a and b")
+    parser.add_argument("--T", type=helpers.int_list, help="sequence lengths of part c")
+    parser.add_argument("--D", type=helpers.positive_int, default=4,
+                        help="intrinsic dimension of the trained task, 1..4 (default: 4)")
+    parser.add_argument("--memorise-width", type=helpers.positive_int, default=64,
+                        help="hidden width of the memorising route's read-out (default: 64)")
+    helpers.add_training_flags(parser)
+    args = helpers.config(parser, PRESETS, argv)
+    if args.D > 4:
+        parser.error(f"argument --D: must be between 1 and d = 4, got {args.D}")
+    if max(args.epsilons) >= 1:
+        parser.error(f"argument --epsilons: each must be below 1, got {max(args.epsilons)}")
+    if max(args.construction_T) > 512:
+        parser.error(f"argument --construction-T: at most 512 (the embedding is T*d wide and "
+                     f"the attention (T*d)^2), got {max(args.construction_T)}")
+    if max(args.T) > 256:
+        parser.error(f"argument --T: at most 256, got {max(args.T)}")
+    return args
+
+
+def main(args):
+    """Compute parts a–c and return every number (JSON-ready)."""
+    helpers.seed_everything(args.seed)
+    exactness = {}
+    for seq_len in args.construction_T:
+        x = task.sample_inputs(args.construction_samples, seq_len, 4, args.seed)
+        memory, weights = memorise(x)
+        exactness[str(seq_len)] = {
+            "max_error": float((seq_len * memory - x.reshape(len(x), -1)).abs().max()),
+            "attention_spread": float(weights.max() - weights.min())}
+    inputs = torch.rand(args.construction_samples, 64, generator=torch.Generator().manual_seed(0))
+    lemma9 = [{"levels": n, "max_error": float((lemma9_network(64, n)(inputs).squeeze(-1)
+                                                - inputs.max(dim=1).values).abs().max()),
+               "bound": 1 / n} for n in (2, 5, 10, 20, 50)]
+    assembled = assembled_errors(args.construction_T, args.epsilons, D=3, dim=2,
+                                 n=args.construction_samples, seed=args.seed)
+    return {"memorisation_exactness": exactness, "lemma9": lemma9, "assembled": assembled,
+            "trained": trained_routes(args)}
+
+
+# %% [markdown]
+# ## Figures and the printed summary
+
+# %%
+def plot_lemma9(result):
+    """Lemma 9's worst error against its bound 1/n."""
+    figure, axis = plt.subplots(figsize=(5, 3.5))
+    levels = [row["levels"] for row in result["lemma9"]]
+    axis.loglog(levels, [row["max_error"] for row in result["lemma9"]], "o-", label="max error")
+    axis.loglog(levels, [row["bound"] for row in result["lemma9"]], "k--", label="bound 1/n")
+    axis.set_xlabel("levels n"), axis.set_ylabel("max |net(x) - max x|")
+    axis.set_title("Lemma 9: max of 64 numbers with ReLUs"), axis.legend()
+    return figure
+
+
+def plot_parameter_counts(result):
+    """Parameters of the no-training single-head model against T and eps, beside h = D."""
+    rows = result["assembled"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for epsilon in sorted({row["epsilon"] for row in rows}, reverse=True):
+        mine = [row for row in rows if row["epsilon"] == epsilon]
+        lengths = [row["T"] for row in mine]
+        left.loglog(lengths, [row["ffn_weights_used"] for row in mine], "o-",
+                    label=f"memorise, eps = {epsilon:g}")
+    left.loglog(lengths, [mine[0]["h_equals_D_attention_parameters"]] * len(lengths), "k--",
+                label="h = D: attention only, no FFN")
+    helpers.label_log_axis(left, lengths)
+    left.set_xlabel("sequence length T"), left.set_ylabel("weights used")
+    left.set_title("Retrieval cost, exact f_i and F_0 in both"), left.legend(fontsize=7)
+    largest = max(row["T"] for row in rows)
+    mine = [row for row in rows if row["T"] == largest]
+    epsilons = [row["epsilon"] for row in mine]
+    right.loglog(epsilons, [row["ffn_weights_used"] for row in mine], "o-",
+                 label=f"memorise: weights used (T = {largest})")
+    right.loglog(epsilons, [row["h_equals_D_beta"] for row in mine], "s--",
+                 label=f"h = D: softmax scale beta needed (T = {largest})")
+    helpers.label_log_axis(right, epsilons)
+    right.invert_xaxis(), right.set_xlabel("target error eps"), right.legend(fontsize=7)
+    right.set_title("Both grow like 1/eps: weights for one, a scale for the other")
+    figure.tight_layout()
+    return figure
+
+
+def plot_trained_routes(result):
+    """Validation (solid) and training (dashed) NMSE of the three routes against T."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for route, by_length in result["trained"].items():
+        lengths = [int(T) for T in by_length]
+        line, = left.loglog(lengths, [v["valid_nmse"] for v in by_length.values()], "o-",
+                            label=f"{route} (validation)")
+        left.loglog(lengths, [v["train_nmse"] for v in by_length.values()], "--",
+                    color=line.get_color(), label=f"{route} (training)")
+        right.loglog(lengths, [v["parameters"]["paper"] for v in by_length.values()], "o-",
+                     label=route)
+    for axis in (left, right):
+        helpers.label_log_axis(axis, lengths)
+    left.set_xlabel("sequence length T"), left.set_ylabel("NMSE"), left.legend(fontsize=7)
+    left.set_title("Memorising generalises worse and fails at long T")
+    right.set_xlabel("sequence length T"), right.set_ylabel("FFN parameters")
+    right.set_title("Trainable FFN parameters"), right.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report(result, args):
+    """The printed summary of parts a–c."""
+    print(f"device: {args.device}   preset: {args.preset}")
+    worst = max(v["max_error"] for v in result["memorisation_exactness"].values())
+    print(f"a. T * (CLS output) equals (x(1), ..., x(T)) to within {worst:.1e} at T = "
+          + ", ".join(result["memorisation_exactness"]))
+    print("b. Lemma 9 (T = 64): " + ", ".join(
+        f"n={row['levels']}: {row['max_error']:.3f} (<= {row['bound']:.3f})"
+        for row in result["lemma9"]))
+    print("   assembled single-head model, no training (D = 3): worst |y_hat - y| <= eps: "
+          f"{all(row['max_error'] <= row['epsilon'] for row in result['assembled'])}")
+    for row in result["assembled"]:
+        print(f"   T={row['T']:<4} eps={row['epsilon']:<5g} error {row['max_error']:.3f}  "
+              f"width {row['embedding_width']:<4} FFN weights used {row['ffn_weights_used']:<7} "
+              f"(dense {row['ffn_parameters_dense']:.1e})   h = D: "
+              f"{row['h_equals_D_attention_parameters']} attention weights, "
+              f"beta {row['h_equals_D_beta']:.0f}")
+    print("c. trained, min over seeds: validation NMSE [training NMSE] (FFN parameters)")
+    for route, by_length in result["trained"].items():
+        print(f"   {route:<9}" + "  ".join(
+            f"T={T}: {v['valid_nmse']:.1e} [{v['train_nmse']:.1e}] ({v['parameters']['paper']})"
+            for T, v in by_length.items()))
+
+
+if __name__ == "__main__":
+    args = config()
+    started = time.perf_counter()
+    result = main(args)
+    report(result, args)
+    helpers.save_figure(plot_lemma9(result), "04_lemma9", args)
+    helpers.save_figure(plot_parameter_counts(result), "04_parameter_counts", args)
+    helpers.save_figure(plot_trained_routes(result), "04_trained_routes", args)
+    path = helpers.save_results("04_single_head_memorization", result, args,
+                                time.perf_counter() - started)
+    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
