@@ -23,3 +23,11 @@ def run_script(name, *flags, timeout=120):
     import subprocess
     return subprocess.run([sys.executable, str(ROOT / f"{name}.py"), *flags], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def assert_rejected(name, flags, flag_name):
+    """A bad flag value ends with exit code 2 and one line naming the flag, no traceback."""
+    done = run_script(name, *flags)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and flag_name in done.stderr
+    assert "Traceback" not in done.stderr
