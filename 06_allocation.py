@@ -425,8 +425,10 @@ def config(argv=None):
         allocate(args.ab_budget, args.layers_n, args.D, args.T)
     except ValueError as error:
         parser.error(f"argument --ab-budget: {error}")
-    if args.text is not None and not args.text.is_file():
-        parser.error(f"argument --text: no such file: {args.text}")
+    if args.text is not None and (not args.text.is_file() or
+                                  len(args.text.read_text(errors="replace")) < 20 * args.T):
+        parser.error(f"argument --text: need a text file of at least {20 * args.T} characters, "
+                     f"got {args.text}")
     return args
 
 

@@ -111,6 +111,7 @@ def test_main_quick(quick_args, tmp_path):
     (["--ab-budget", "3"], "--ab-budget"), (["--fixed-heads", "3", "--budget", "32"],
                                             "--fixed-heads"),
     (["--layers-n", "1"], "--layers-n"), (["--text", "/no/such/file"], "--text"),
+    (["--text", __file__, "--T", "100000"], "--text"),
     (["--device", "no-such-device"], "--device"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
