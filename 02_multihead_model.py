@@ -19,11 +19,11 @@ Run it (wall times on a 2-core CPU, start-up included)
     python 02_multihead_model.py --D 3             # the drop moves to h = 3: 2 min 34 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 2 min 42 s
     python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 4 min 3 s
-    python 02_multihead_model.py --full            # the paper's grid, 3 seeds (GPU: not timed)
+    python 02_multihead_model.py --full            # paper's grid, 3 seeds: 14 min 8 s (GPU: not timed)
     python 02_multihead_model.py --quick           # seconds; what the tests use
 
 Output
-    results/02_multihead_model.json (variants get a suffix, e.g. 02_multihead_model_D3.json):
+    results/02_multihead_model.json (variants and --full get a suffix, e.g. _D3, _full):
     "nmse" -> "<T>" -> "<h>" -> {"seeds": [...], "min": x, "mean": x, "std": x}; and
     figures/02_nmse_vs_heads.png, 02_reversal_score.png, 02_attention.png (with the same suffix).
 """
@@ -303,7 +303,8 @@ def config(argv=None):
 def variant(args):
     """File-name suffix for a non-default variant, so it never overwrites the main run."""
     parts = [f"D{args.D}" if args.D != 4 else "", f"E{args.total_width}" if args.total_width
-             else "", f"L{args.layers}" if args.layers != 1 else ""]
+             else "", f"L{args.layers}" if args.layers != 1 else "",
+             "full" if args.preset == "full" else ""]
     return "".join(f"_{part}" for part in parts if part)
 
 
