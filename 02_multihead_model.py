@@ -452,9 +452,7 @@ def report(result, args, seconds):
 
 if __name__ == "__main__":
     args = config()
-    started = time.perf_counter()
-    result = main(args)
-    seconds = time.perf_counter() - started
+    result, seconds = helpers.run_main(main, args)
     report(result, args, seconds)
     suffix = variant(args)
     helpers.save_figure(plot_nmse_vs_heads(result, args), f"02_nmse_vs_heads{suffix}", args)

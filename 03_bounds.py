@@ -388,7 +388,7 @@ def report(result, args):
 if __name__ == "__main__":
     args = config()
     started = time.perf_counter()
-    result = main(args)
+    result, _ = helpers.run_main(main, args)
     report(result, args)
     helpers.save_figure(plot_construction(result), "03_construction", args)
     helpers.save_figure(plot_lower_bound(result), "03_lower_bound", args)

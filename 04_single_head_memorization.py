@@ -434,7 +434,7 @@ def report(result, args):
 if __name__ == "__main__":
     args = config()
     started = time.perf_counter()
-    result = main(args)
+    result, _ = helpers.run_main(main, args)
     report(result, args)
     helpers.save_figure(plot_lemma9(result), "04_lemma9", args)
     helpers.save_figure(plot_parameter_counts(result), "04_parameter_counts", args)

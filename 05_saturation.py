@@ -392,7 +392,7 @@ def report(result, args):
 if __name__ == "__main__":
     args = config()
     started = time.perf_counter()
-    result = main(args)
+    result, _ = helpers.run_main(main, args)
     report(result, args)
     helpers.save_figure(plot_lemma(result), "05_bounded_logits", args)
     helpers.save_figure(plot_saturation(result, args.cap), "05_saturation", args)

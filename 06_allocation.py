@@ -663,7 +663,7 @@ def report(result, rows, args):
 if __name__ == "__main__":
     args = config()
     started = time.perf_counter()
-    result = main(args)
+    result, _ = helpers.run_main(main, args)
     earlier = {stem[:2]: json.loads(path.read_text()) for stem in ("02_multihead_model",
                                                                    "05_saturation")
                if (path := Path(args.out) / "results" / f"{stem}.json").exists()}

@@ -11,8 +11,9 @@ construction) stays in its numbered file. Contents, in order of use:
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
     train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
+    run_main                            main(args), timed; a non-finite loss ends it in one line
     save_results, save_figure           atomic JSON and PNG writing under --out
-    progress                            one printed line per finished config of a sweep
+    label_log_axis, progress            plain log-axis ticks; one line per finished config
 """
 
 import argparse
@@ -229,6 +230,16 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             history.append({"step": step + 1, "valid_nmse": evaluate_nmse(model, valid)})
     return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": evaluate_nmse(model, valid),
             "history": history}
+
+
+def run_main(main, args):
+    """(main(args), seconds); a non-finite loss ends the script with its message and exit 1."""
+    started = time.perf_counter()
+    try:
+        result = main(args)
+    except NonFiniteLoss as error:
+        sys.exit(f"stopped: {error}")
+    return result, time.perf_counter() - started
 
 
 @torch.no_grad()

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import helpers
-from conftest import assert_rejected
+from conftest import assert_rejected, run_script
 
 model_file = helpers.load_concept("02_multihead_model")
 
@@ -106,3 +106,12 @@ def test_main_quick(quick_args):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("02_multihead_model", flags, flag_name)
+
+
+def test_non_finite_loss_stops_the_script_with_one_line(tmp_path):
+    done = run_script("02_multihead_model", "--quick", "--lr", "1e30", "--heads", "1",
+                      "--workers", "1", "--out", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr.startswith("stopped: T=8 h=1 seed=0: loss became")
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "results").exists()  # nothing half-written
