@@ -255,7 +255,7 @@ def config(argv=None):
     parser.add_argument("--logit-scale", type=helpers.positive_float, default=2.0,
                         help="||M||_F = std of the target's logits (default: 2)")
     parser.add_argument("--cap", type=helpers.positive_float, default=2.0,
-                        help="logit bound B of the bounded model (default: 2)")
+                        help="logit bound B of the bounded runs, target and model (default: 2)")
     parser.add_argument("--batch-size", type=helpers.positive_int, default=128,
                         help="mini-batch size (default: 128)")
     parser.add_argument("--lr", type=helpers.positive_float, default=1e-2,
