@@ -250,8 +250,8 @@ PRESETS = {
 }
 
 
-def config(argv=None):
-    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+def build_parser():
+    """Every flag of this file, with its help (python 01_retrieval_task.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--T", type=helpers.int_list,
                         help="sequence lengths for the y-distribution figure, e.g. 8,32,128")
@@ -267,11 +267,24 @@ def config(argv=None):
                         help="random sequences in the density demo")
     parser.add_argument("--q", type=helpers.float_list,
                         help="sharpness values of the density demo, e.g. 1,10,100")
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
     if args.D > args.d:
-        parser.error(f"argument --D: must be between 1 and d = {args.d}, got {args.D}")
+        helpers.refuse(parser, "--D", f"D orthonormal directions a_i need D <= --d = {args.d}, "
+                       f"got {args.D}", smallest=f"--d {args.D}")
     if not 2 <= args.density_T <= 16:
-        parser.error(f"argument --density-T: must be between 2 and 16, got {args.density_T}")
+        helpers.refuse(parser, "--density-T", f"must be between 2 and 16 (the demo enumerates "
+                       f"every subset), got {args.density_T}",
+                       smallest=2 if args.density_T < 2 else None)
+    if args.n_samples < 2:
+        helpers.refuse(parser, "--n-samples", "the variance of y needs at least two samples, "
+                       "got 1", smallest=2)
     return args
 
 
@@ -359,7 +372,7 @@ def report(result, args):
 if __name__ == "__main__":
     args = config()
     started = time.perf_counter()
-    result = main(args)
+    result, _ = helpers.run_main(main, args)
     report(result, args)
     figures = [helpers.save_figure(plot_sequences(result, args.D), "01_sequences", args),
                helpers.save_figure(plot_target_distribution(result), "01_target_distribution",

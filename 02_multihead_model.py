@@ -272,8 +272,8 @@ PAPER_TABLE_2 = {
 }
 
 
-def config(argv=None):
-    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+def build_parser():
+    """Every flag of this file, with its help (python 02_multihead_model.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--T", type=helpers.int_list, help="sequence lengths, e.g. 8,32,128")
     parser.add_argument("--heads", type=helpers.int_list, help="head counts h, e.g. 1,2,3,4,5")
@@ -292,11 +292,18 @@ def config(argv=None):
     parser.add_argument("--lr", type=helpers.positive_float, default=1e-2,
                         help="peak learning rate of AdamW (default: 1e-2)")
     helpers.add_training_flags(parser)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
     if args.D > 4:
-        parser.error(f"argument --D: must be between 1 and d = 4, got {args.D}")
+        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
     if max(args.T) > 1024:
-        parser.error(f"argument --T: at most 1024, got {max(args.T)}")
+        helpers.refuse(parser, "--T", f"at most 1024, got {max(args.T)}")
     return args
 
 

@@ -252,8 +252,8 @@ LOWER_BOUND_CASES = [(3, 4, 8), (1, 2, 2), (2, 4, 8), (3, 4, 2)]  # (s, D, n)
 COROLLARY_PAIRS = [(1, 2), (2, 3), (3, 4), (4, 5)]
 
 
-def config(argv=None):
-    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+def build_parser():
+    """Every flag of this file, with its help (python 03_bounds.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--construction-T", type=helpers.int_list,
                         help="sequence lengths of the hand-built model (part a), e.g. 8,64,1024")
@@ -268,13 +268,22 @@ def config(argv=None):
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension, 1..4 (default: 4)")
     helpers.add_training_flags(parser)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
     if args.D > 4:
-        parser.error(f"argument --D: must be between 1 and d = 4, got {args.D}")
+        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
     if max(args.construction_T) > 4096:
-        parser.error(f"argument --construction-T: at most 4096, got {max(args.construction_T)}")
-    if len(args.widths) < 2:
-        parser.error("argument --widths: give at least two widths to fit a slope")
+        helpers.refuse(parser, "--construction-T", f"at most 4096, got "
+                       f"{max(args.construction_T)}")
+    if len(set(args.widths)) < 2:
+        helpers.refuse(parser, "--widths", "give at least two different widths to fit a slope",
+                       smallest="1,2")
     return args
 
 
@@ -283,9 +292,12 @@ def main(args):
     helpers.seed_everything(args.seed)
     construction = construction_errors(args.construction_T, args.betas, D=3, dim=2,
                                        n=args.construction_samples, seed=args.seed)
-    rate = {str(T): fit_slope(*zip(*[(row["beta"], row["max_error"]) for row in construction
-                                     if row["T"] == T and row["beta"] >= 10]))
-            for T in args.construction_T if sum(b >= 10 for b in args.betas) >= 2}
+    rate = {}  # slope over beta >= 10; errors that underflow to 0 (T <= 4: |S_i| = 1) left out
+    for T in args.construction_T:
+        points = [(row["beta"], row["max_error"]) for row in construction
+                  if row["T"] == T and row["beta"] >= 10 and row["max_error"] > 0]
+        if len({beta for beta, _ in points}) >= 2:
+            rate[str(T)] = fit_slope(*zip(*points))
     seq_lens = [16, 32, 64, 128, 256, 512, 1024, 4096]
     lower = {f"s={s} D={D} n={n}": {
         "k": {str(T): lower_bound_exponent(T, s, D, n) for T in seq_lens},

@@ -152,6 +152,27 @@ def assembled_model(x, centres, subsets, levels):
     return torch.stack(z, dim=1).sum(dim=1)                                 # F_3 = F_0 = sum
 
 
+CONSTRUCTION_LIMIT = 5 * 10**7  # parameters of one Lemma 9 network (200 MB in float32)
+
+
+def largest_construction(seq_lens, epsilons, D=3):
+    """Dense parameters of the largest Lemma 9 network assembled_errors builds (|S_i| =
+    ceil(T/4) as in file 03, n = ceil(D/eps)); config() checks it before any work."""
+    return max(lemma9_parameters(math.ceil(T / 4), math.ceil(D / epsilon))
+               for T in seq_lens for epsilon in epsilons)
+
+
+def smallest_epsilon(args, D=3):
+    """The smallest eps whose network fits CONSTRUCTION_LIMIT at the largest --construction-T,
+    rounded up to two significant digits."""
+    levels = 1
+    while largest_construction(args.construction_T, [D / (levels + 1)], D) <= CONSTRUCTION_LIMIT:
+        levels += 1
+    epsilon = D / levels * (1 + 1e-9)
+    step = 10.0 ** (math.floor(math.log10(epsilon)) - 1)
+    return math.ceil(epsilon / step) * step
+
+
 def assembled_errors(seq_lens, epsilons, D, dim, n, seed):
     """Worst |y_hat - y| of the assembled model over n random sequences, with its parameters."""
     rows = []
@@ -295,8 +316,8 @@ PRESETS = {
 }
 
 
-def config(argv=None):
-    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+def build_parser():
+    """Every flag of this file, with its help (python 04_single_head_memorization.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--construction-T", type=helpers.int_list,
                         help="sequence lengths of the no-training model (part b), e.g. 8,32,128")
@@ -310,16 +331,29 @@ def config(argv=None):
     parser.add_argument("--memorise-width", type=helpers.positive_int, default=64,
                         help="hidden width of the memorising route's read-out (default: 64)")
     helpers.add_training_flags(parser)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
     if args.D > 4:
-        parser.error(f"argument --D: must be between 1 and d = 4, got {args.D}")
+        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
     if max(args.epsilons) >= 1:
-        parser.error(f"argument --epsilons: each must be below 1, got {max(args.epsilons)}")
+        helpers.refuse(parser, "--epsilons", f"each must be below 1, got {max(args.epsilons)}")
     if max(args.construction_T) > 512:
-        parser.error(f"argument --construction-T: at most 512 (the embedding is T*d wide and "
-                     f"the attention (T*d)^2), got {max(args.construction_T)}")
+        helpers.refuse(parser, "--construction-T", f"at most 512 (the embedding is T*d wide "
+                       f"and the attention (T*d)^2), got {max(args.construction_T)}")
+    size = largest_construction(args.construction_T, args.epsilons)
+    if size > CONSTRUCTION_LIMIT:
+        helpers.refuse(parser, "--epsilons", f"the Lemma 9 network for eps = "
+                       f"{min(args.epsilons):g} at T = {max(args.construction_T)} would have "
+                       f"{size:.2g} parameters, over this file's limit of "
+                       f"{CONSTRUCTION_LIMIT:.0e}", smallest=f"{smallest_epsilon(args):.2g}")
     if max(args.T) > 256:
-        parser.error(f"argument --T: at most 256, got {max(args.T)}")
+        helpers.refuse(parser, "--T", f"at most 256, got {max(args.T)}")
     return args
 
 

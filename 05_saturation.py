@@ -240,8 +240,8 @@ PRESETS = {
 }
 
 
-def config(argv=None):
-    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+def build_parser():
+    """Every flag of this file, with its help (python 05_saturation.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--L", type=helpers.int_list, help="sequence lengths, e.g. 16,64,256")
     parser.add_argument("--head-dims", type=helpers.int_list,
@@ -263,16 +263,33 @@ def config(argv=None):
     parser.add_argument("--lemma-L", type=helpers.int_list,
                         help="sequence lengths of the lemma demo (part a)")
     helpers.add_training_flags(parser)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
+    if args.dim < 2:
+        helpers.refuse(parser, "--dim", "two head dimensions to compare need a token dimension "
+                       "of at least 2", smallest=2)
     if args.rank > args.dim:
-        parser.error(f"argument --rank: at most --dim = {args.dim}, got {args.rank}")
-    if max(args.head_dims) > args.dim:
-        parser.error(f"argument --head-dims: each at most --dim = {args.dim}, "
-                     f"got {max(args.head_dims)}")
+        helpers.refuse(parser, "--rank", f"at most --dim = {args.dim}, got {args.rank}",
+                       smallest=f"--dim {args.rank}")
     if sorted(set(args.head_dims)) != args.head_dims or len(args.head_dims) < 2:
-        parser.error("argument --head-dims: give at least two, increasing, e.g. 1,4,16")
+        helpers.refuse(parser, "--head-dims", "give at least two, increasing, e.g. 1,4,16",
+                       smallest="1,2")
+    if max(args.head_dims) > args.dim:
+        helpers.refuse(parser, "--head-dims", f"each at most --dim = {args.dim}, got "
+                       f"{max(args.head_dims)}", smallest=f"--dim {max(args.head_dims)}")
+    if min(args.L) < 2 or min(args.lemma_L) < 2:
+        flag = "--L" if min(args.L) < 2 else "--lemma-L"
+        helpers.refuse(parser, flag, "a softmax over one token has nothing to choose (and the "
+                       "logits' spread is undefined)", smallest=2)
     if max(args.L) > 4096 or max(args.lemma_L) > 65536:
-        parser.error("argument --L: at most 4096 (--lemma-L: at most 65536)")
+        helpers.refuse(parser, "--L" if max(args.L) > 4096 else "--lemma-L",
+                       "at most 4096 (--lemma-L: at most 65536)")
     return args
 
 

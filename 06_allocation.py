@@ -251,7 +251,12 @@ def fit_tradeoff(heads, errors, budget, steps=3000):
             best = (loss.item(), params.detach().clone())
     log_A, a, log_B, b = best[1].tolist()
     A, a, B, b = math.exp(log_A), abs(a), math.exp(log_B), abs(b)
-    optimum = (a * A / (b * B)) ** (1 / (a + b)) * budget ** (b / (a + b))
+    # argmin of the fitted curve, in logs (no overflow), kept to the feasible 1 <= H <= budget
+    if a > 0 and b > 0:
+        log_optimum = (math.log(a / b) + log_A - log_B + b * math.log(budget)) / (a + b)
+        optimum = min(max(math.exp(min(log_optimum, 700)), 1.0), float(budget))
+    else:
+        optimum = float(budget) if b == 0 else 1.0
     return {"A": A, "a": a, "B": B, "b": b, "H_star": optimum, "residual": best[0]}
 
 
@@ -315,8 +320,8 @@ def train_language_model(run):
         starts = torch.randint(len(train) - run["T"] - 1, (32,), generator=generator)
         loss = language_model_loss(model, train, starts, run["T"])
         if not torch.isfinite(loss):
-            raise helpers.NonFiniteLoss(f"{run['name']}: loss became {loss.item()} at step "
-                                        f"{step}; try a smaller --lr")
+            raise helpers.NonFiniteLoss(helpers.diverged(run["name"], loss.item(), step,
+                                                         run["lr"]))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -391,8 +396,8 @@ PRESETS = {
 }
 
 
-def config(argv=None):
-    """Parse the flags (see --help) and fill the unset ones from the chosen preset."""
+def build_parser():
+    """Every flag of this file, with its help (python 06_allocation.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
     parser.add_argument("--budget", type=helpers.positive_int,
                         help="heads * head_dim of the extraction layer in part a")
@@ -415,20 +420,48 @@ def config(argv=None):
     parser.add_argument("--text-chars", type=helpers.positive_int,
                         help="characters of text used at most")
     helpers.add_training_flags(parser)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
+    if args.T < 4:
+        helpers.refuse(parser, "--T", f"the task of part a reads the tokens 1, 2 and 3 places "
+                       f"before the last, got T = {args.T}", smallest=4)
+    divisors = [h for h in range(1, args.budget + 1) if args.budget % h == 0]
+    if len(divisors) < 3:
+        helpers.refuse(parser, "--budget", f"part a compares at least three head counts that "
+                       f"divide it; {args.budget} has {len(divisors)}", smallest=4)
+    suggestion = ",".join(map(str, divisors[:3]))
     bad = [h for h in args.fixed_heads if args.budget % h]
     if bad:
-        parser.error(f"argument --fixed-heads: {bad} do not divide --budget {args.budget}")
+        helpers.refuse(parser, "--fixed-heads", f"{bad} do not divide --budget {args.budget}",
+                       smallest=suggestion)
+    if len(set(args.fixed_heads)) < 3:
+        helpers.refuse(parser, "--fixed-heads", "give at least three different head counts to "
+                       "fit E(H)", smallest=suggestion)
     if args.layers_n < 2:
-        parser.error("argument --layers-n: at least 2 layers to compare allocations")
+        helpers.refuse(parser, "--layers-n", "at least 2 layers to compare allocations",
+                       smallest=2)
+    if args.ab_budget // args.layers_n // args.D < 2:  # the uniform allocation's head dimension
+        helpers.refuse(parser, "--ab-budget", f"the uniform allocation of part b (D = {args.D} "
+                       f"heads in each of {args.layers_n} layers) needs head dimension >= 2 for "
+                       f"part c's rank-1 truncation, got {args.ab_budget}",
+                       smallest=2 * args.D * args.layers_n)
     try:
         allocate(args.ab_budget, args.layers_n, args.D, args.T)
     except ValueError as error:
-        parser.error(f"argument --ab-budget: {error}")
+        helpers.refuse(parser, "--ab-budget", str(error))
+    if args.text_chars < 20 * args.T:
+        helpers.refuse(parser, "--text-chars", f"the 90/10 split needs at least 20 T characters "
+                       f"for windows of T = {args.T} in both parts", smallest=20 * args.T)
     if args.text is not None and (not args.text.is_file() or
                                   len(args.text.read_text(errors="replace")) < 20 * args.T):
-        parser.error(f"argument --text: need a text file of at least {20 * args.T} characters, "
-                     f"got {args.text}")
+        helpers.refuse(parser, "--text", f"need a text file of at least {20 * args.T} "
+                       f"characters, got {args.text}")
     return args
 
 

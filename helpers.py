@@ -7,12 +7,13 @@ construction) stays in its numbered file. Contents, in order of use:
     Parser, positive_int, int_list, ... argparse with one-line errors and the common flags
     add_training_flags                  --seeds, --steps, --n-train, --n-valid, --workers
     config(parser, presets, argv)       parse flags, fill unset ones from --quick/default/--full
+    refuse(parser, flags, reason, ...)  the one-line, exit-2 answer of every pre-flight check
     cli_argv()                          the command-line arguments, or [] inside a notebook
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
     train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
-    run_main                            main(args), timed; a non-finite loss ends it in one line
-    save_results, save_figure           atomic JSON and PNG writing under --out
+    run_main                            main(args), timed; a non-finite number ends it in one line
+    save_results, save_figure           atomic JSON (finite numbers only) and PNG under --out
     label_log_axis, progress            plain log-axis ticks; one line per finished config
 """
 
@@ -79,18 +80,34 @@ def positive_float(text):
     return value
 
 
+def seed_int(text):
+    """A seed: a whole number from 0 to 2**32 - 1 (the range NumPy and torch both accept)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {2**32 - 1}, got {value}")
+    return value
+
+
 def int_list(text):
     """A comma-separated list of integers >= 1, e.g. "8,32,128" (for sweep dimensions)."""
-    return [positive_int(part) for part in text.split(",") if part.strip()] or _empty(text)
+    return [positive_int(part) for part in _items(text)]
 
 
 def float_list(text):
     """A comma-separated list of numbers > 0, e.g. "1,4,16"."""
-    return [positive_float(part) for part in text.split(",") if part.strip()] or _empty(text)
+    return [positive_float(part) for part in _items(text)]
 
 
-def _empty(text):
-    raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+def _items(text):
+    """The items of "8,32,128"; an empty list or an empty item ("8,,32", "8,") is refused."""
+    items = [part.strip() for part in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of values "
+                                         f"without empty items, got {text!r}")
+    return items
 
 
 def make_parser(description):
@@ -103,7 +120,8 @@ def make_parser(description):
                         help="the paper's scale (a GPU is recommended)")
     parser.add_argument("--device", default="auto",
                         help="auto (CUDA when available, else CPU), cpu or cuda (default: auto)")
-    parser.add_argument("--seed", type=int, default=0, help="base random seed (default: 0)")
+    parser.add_argument("--seed", type=seed_int, default=0,
+                        help="base random seed, 0 .. 2**32 - 1 (default: 0)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ROOT)),
                         help="folder that receives results/ and figures/ "
                              "(default: the repository, or $OUT when set)")
@@ -114,8 +132,10 @@ def add_training_flags(parser):
     """The flags every training sweep shares; unset ones come from the presets."""
     parser.add_argument("--seeds", type=positive_int, help="seeds per configuration")
     parser.add_argument("--steps", type=positive_int, help="training steps per run")
-    parser.add_argument("--n-train", type=positive_int, help="training sequences per length")
-    parser.add_argument("--n-valid", type=positive_int, help="validation sequences per length")
+    parser.add_argument("--n-train", type=positive_int,
+                        help="training sequences per length (at least 2)")
+    parser.add_argument("--n-valid", type=positive_int,
+                        help="validation sequences per length (at least 2)")
     parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
                         help="parallel training processes on the CPU (default: all cores)")
 
@@ -138,7 +158,34 @@ def config(parser, presets, argv=None):
         args.device = str(pick_device(args.device))
     except ValueError as error:
         parser.error(f"argument --device: {error}")
+    check_out(parser, args.out)
+    for flag in ("n_train", "n_valid"):  # the flags of add_training_flags
+        value = getattr(args, flag, None)
+        if value is not None and value < 2:  # NMSE divides by a variance, standardising by a std
+            refuse(parser, "--" + flag.replace("_", "-"), f"a variance needs at least two "
+                   f"samples, got {value}", smallest=2)
     return args
+
+
+def refuse(parser, flags, reason, smallest=None):
+    """End a run before any work: one line naming the flag(s) and the reason, exit code 2.
+
+    smallest: the smallest value of the (first) flag that would be accepted given the others,
+    when there is one, so the user knows what to type instead; "--other VALUE" when the fix is
+    to raise another flag (e.g. --d when --D is larger than it).
+    """
+    parser.error(f"argument {flags}: {reason}"
+                 + ("" if smallest is None else f"; smallest accepted: {smallest}"))
+
+
+def check_out(parser, out):
+    """--out must be a folder we can create and write in (checked before any work)."""
+    out = Path(out)
+    existing = next(folder for folder in (out, *out.parents) if folder.exists())
+    if not existing.is_dir():
+        refuse(parser, "--out", f"{existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        refuse(parser, "--out", f"cannot write in {existing}")
 
 
 def cli_argv():
@@ -208,9 +255,14 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
 
     train, valid: tuples (x [n, ...], y [n]) already on the model's device.
     AdamW with a warm-up/cosine schedule; mini-batches drawn with replacement from a seeded
-    generator. A non-finite loss stops training with NonFiniteLoss naming the run.
+    generator. Non-finite data or a non-finite loss stop training with NonFiniteLoss naming the
+    run, the step and the loss.
     """
     x_train, y_train = train
+    for split, (x, y) in (("training", train), ("validation", valid)):
+        if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+            raise NonFiniteLoss(f"{name}: the {split} data hold NaN or infinite values "
+                                f"(before step 0)")
     generator = torch.Generator(device="cpu").manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
@@ -220,8 +272,7 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
         index = torch.randint(len(y_train), (batch_size,), generator=generator).to(y_train.device)
         loss = torch.mean((model(x_train[index]) - y_train[index]) ** 2)
         if not torch.isfinite(loss):
-            raise NonFiniteLoss(f"{name}: loss became {loss.item()} at step {step}; "
-                                f"try a smaller --lr")
+            raise NonFiniteLoss(diverged(name, loss.item(), step, lr))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -232,14 +283,41 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             "history": history}
 
 
+def diverged(name, loss, step, lr):
+    """The message for a non-finite loss on finite data: what is known, and one likely cause."""
+    return (f"{name}: loss became {loss} at step {step} of training on finite data "
+            f"(peak learning rate {lr:g}); the optimisation diverged, a smaller --lr may help")
+
+
 def run_main(main, args):
-    """(main(args), seconds); a non-finite loss ends the script with its message and exit 1."""
+    """(main(args), seconds). A non-finite loss, or a NaN/infinity among the results, ends the
+    script with one line and exit 1, before anything is printed, plotted or written."""
     started = time.perf_counter()
     try:
         result = main(args)
     except NonFiniteLoss as error:
         sys.exit(f"stopped: {error}")
+    bad = first_non_finite(result)
+    if bad:
+        sys.exit(f"stopped: the result {bad[0]} is {bad[1]}; nothing was written")
     return result, time.perf_counter() - started
+
+
+def first_non_finite(value, key="result"):
+    """(key path, value) of the first NaN or infinity in nested dicts/lists, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for name, item in items:
+        found = first_non_finite(item, f"{key}[{name!r}]")
+        if found:
+            return found
+    return None
 
 
 @torch.no_grad()
@@ -261,6 +339,7 @@ def save_results(stem, numbers, args, wall_time_s):
 
     Stores the numbers with the config that produced them, the device, torch's version and the
     wall time, so every figure and README number can be traced to a run. Returns the path.
+    Strict JSON: a NaN or infinity anywhere raises ValueError naming its key (nothing written).
     """
     folder = Path(args.out) / "results"
     folder.mkdir(parents=True, exist_ok=True)
@@ -272,9 +351,12 @@ def save_results(stem, numbers, args, wall_time_s):
         "wall_time_s": round(wall_time_s, 2),
         **numbers,
     }
+    bad = first_non_finite(payload, stem)
+    if bad:
+        raise ValueError(f"{bad[0]} is {bad[1]}: refusing to write a non-finite number")
     path = folder / f"{stem}.json"
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
-        json.dump(payload, handle, indent=1)
+        json.dump(payload, handle, indent=1, allow_nan=False)
     os.replace(handle.name, path)
     return path
 

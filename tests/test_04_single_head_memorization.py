@@ -77,3 +77,27 @@ def test_main_quick(quick_args):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("04_single_head_memorization", flags, flag_name)
+
+
+@pytest.mark.parametrize("seq_lens, epsilons", [([8], [0.5]), ([8, 32], [0.2, 0.05]),
+                                                ([16, 64], [0.1, 0.02])])
+def test_size_estimate_matches_the_networks_built(seq_lens, epsilons, monkeypatch):
+    built = []
+    original = memo.lemma9_network
+
+    def recording(seq_len, levels):
+        network = original(seq_len, levels)
+        built.append(sum(p.numel() for p in network.parameters()))
+        return network
+    monkeypatch.setattr(memo, "lemma9_network", recording)
+    memo.assembled_errors(seq_lens, epsilons, D=3, dim=2, n=5, seed=0)
+    estimate = memo.largest_construction(seq_lens, epsilons)
+    assert abs(estimate - max(built)) <= 0.1 * max(built)
+
+
+@pytest.mark.parametrize("seq_lens", [[8], [8, 32], [512]])
+def test_smallest_epsilon_is_the_limit(seq_lens):
+    args = type("Args", (), {"construction_T": seq_lens})()
+    epsilon = float(f"{memo.smallest_epsilon(args):.2g}")  # as the refusal prints it
+    assert memo.largest_construction(seq_lens, [epsilon]) <= memo.CONSTRUCTION_LIMIT
+    assert memo.largest_construction(seq_lens, [epsilon / 2]) > memo.CONSTRUCTION_LIMIT

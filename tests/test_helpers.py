@@ -1,4 +1,5 @@
 """helpers.py: flags, presets, device, NMSE, training and atomic writing."""
+import argparse
 import json
 import math
 
@@ -101,3 +102,61 @@ def test_load_concept_imports_a_numbered_file():
     module = helpers.load_concept("01_retrieval_task")
     assert module is helpers.load_concept("01_retrieval_task")
     assert hasattr(module, "main")
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_save_results_refuses_non_finite_numbers_naming_the_key(tmp_path, bad):
+    args = helpers.config(make_parser(), PRESETS, ["--quick", "--out", str(tmp_path)])
+    numbers = {"nmse": {"8": {"1": {"seeds": [0.1, bad]}}}}
+    with pytest.raises(ValueError, match=r"\['nmse'\]\['8'\]\['1'\]\['seeds'\]\[1\]"):
+        helpers.save_results("00_test", numbers, args, wall_time_s=1.0)
+    assert not list((tmp_path / "results").glob("*.json"))
+
+
+def test_run_main_stops_on_a_non_finite_result_with_one_line():
+    with pytest.raises(SystemExit) as stop:
+        helpers.run_main(lambda args: {"gain": [1.0, math.nan]}, None)
+    assert stop.value.code.startswith("stopped: the result result['gain'][1] is nan")
+    assert "\n" not in stop.value.code
+    assert helpers.run_main(lambda args: {"gain": [1.0, 2]}, None)[0] == {"gain": [1.0, 2]}
+
+
+def test_non_finite_data_and_divergence_get_different_messages():
+    model = torch.nn.Sequential(torch.nn.Linear(1, 1), torch.nn.Flatten(0))
+    x = torch.ones(8, 1)
+    with pytest.raises(helpers.NonFiniteLoss, match="training data hold NaN") as stop:
+        helpers.train_regression(model, (x, torch.full((8,), math.nan)), (x, torch.ones(8)),
+                                 steps=5, batch_size=4, lr=1e-3, name="run")
+    assert "--lr" not in str(stop.value)  # the data, not the learning rate, is at fault
+    with pytest.raises(helpers.NonFiniteLoss, match=r"run: loss became \w+ at step \d+ .*--lr"):
+        helpers.train_regression(model, (x, torch.ones(8)), (x, torch.ones(8)), steps=50,
+                                 batch_size=4, lr=1e30, name="run")
+
+
+@pytest.mark.parametrize("text", ["", ",", "8,", "8,,16", " , 8"])
+def test_lists_with_empty_items_are_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="without empty items"):
+        helpers.int_list(text)
+    with pytest.raises(argparse.ArgumentTypeError, match="without empty items"):
+        helpers.float_list(text)
+
+
+def test_seed_range_and_sizes_of_one_sample(tmp_path, capsys):
+    assert helpers.seed_int("0") == 0 and helpers.seed_int(str(2**32 - 1)) == 2**32 - 1
+    for text in ("-1", str(2**32), "1.5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            helpers.seed_int(text)
+    parser = helpers.make_parser("test")
+    helpers.add_training_flags(parser)
+    with pytest.raises(SystemExit) as stop:
+        helpers.config(parser, PRESETS, ["--n-valid", "1", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.count("smallest accepted: 2 ") == 1
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    for out in (tmp_path / "a-file", tmp_path / "a-file" / "below"):
+        with pytest.raises(SystemExit):
+            helpers.config(make_parser(), PRESETS, ["--out", str(out)])
+        assert "--out" in capsys.readouterr().err

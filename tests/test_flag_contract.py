@@ -1,0 +1,214 @@
+"""Every flag of every numbered script at its edges: one line and exit 2, or finite results.
+
+The contract of DEVELOPERS.md ("bad input gets a clear answer"), tried as a user would type it.
+Flags are discovered from each script's build_parser() and their edge values chosen from the
+flag's type, so a flag added to any script is covered without editing this file.
+
+* Values no flag may accept (0, -1, nan, inf, 1e-9 for a whole number, an empty or malformed
+  list, ...) must end in exactly one line on stderr naming the flag, exit code 2, no traceback.
+  The checks run before any work, so parsing alone (config()) tests them.
+* The smallest valid value (1 for a size, 1e-9 for a number > 0) is either accepted, or
+  refused the same way with a message that names the smallest accepted value; that value is
+  then tried, and must be accepted in the end.
+* Full quick runs (in this process, as `python 0X_....py --quick ...` would run; 1-3 s each),
+  which must exit 0 and write strict, finite JSON: per script, every size flag at its smallest
+  accepted value at once; every number flag at 1e-9, or at the smallest value its refusal
+  names (a resource limit such as 04's construction size must be affordable at its boundary);
+  and the combinations that once broke a run (KNOWN_COMBINATIONS) when they are accepted. In
+  the last two every flag whose name ends in "steps" is set to 1, so each run takes seconds.
+"""
+import contextlib
+import io
+import json
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+import helpers
+
+matplotlib.use("agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]_*.py"))
+
+# Values a flag of this type must refuse, and the smallest value it must take.
+REFUSED = {
+    helpers.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
+    helpers.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
+    helpers.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
+    helpers.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
+    helpers.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
+    None: ["", "no-such-value"],                                   # plain strings (--device)
+}
+SMALLEST = {helpers.positive_int: "1", helpers.int_list: "1", helpers.positive_float: "1e-9",
+            helpers.float_list: "1e-9", helpers.seed_int: "0"}
+SIZE_TYPES = (helpers.positive_int, helpers.int_list)
+
+KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05), or could
+    "02_multihead_model": [["--total-width", "1", "--heads", "1,2"], ["--layers", "3",
+                                                                      "--heads", "1"]],
+    "03_bounds": [["--widths", "8,8"], ["--heads", "1", "--D", "1"]],
+    "04_single_head_memorization": [["--epsilons", "1e-9"], ["--construction-T", "64",
+                                                             "--epsilons", "0.001"]],
+    "05_saturation": [["--dim", "1", "--rank", "1", "--head-dims", "1"],
+                      ["--L", "1", "--lemma-L", "1"]],
+    "06_allocation": [["--ab-budget", "12", "--layers-n", "3"], ["--text-chars", "1"],
+                      ["--budget", "1", "--fixed-heads", "1"], ["--T", "1"]],
+}
+SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: "
+                               r"(--[\w-]+ )?(\S+?)(?: \(see --help\))?$")
+
+
+def flags_of(script):
+    """[(flag, type)] of every option that takes a value, read from the script's parser."""
+    parser = helpers.load_concept(script).build_parser()
+    return [(action.option_strings[-1], action.type) for action in parser._actions
+            if action.option_strings and action.nargs != 0 and action.dest != "help"]
+
+
+def run(script, argv, out):
+    """Run the script's command line in this process: (exit code, stdout, stderr).
+
+    The exit code follows Python's rules for SystemExit; any other exception becomes
+    "traceback" (the contract's failure)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved = sys.argv
+    sys.argv = [str(ROOT / f"{script}.py"), "--out", str(out), "--device", "cpu", *argv]
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            runpy.run_path(str(ROOT / f"{script}.py"), run_name="__main__")
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+        if isinstance(stop.code, str):
+            stderr.write(stop.code + "\n")
+    except Exception as error:  # noqa: BLE001 - a traceback is what this test looks for
+        code, stderr = "traceback", io.StringIO(f"{type(error).__name__}: {error}\n")
+    finally:
+        sys.argv = saved
+        plt.close("all")
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+def parse_only(script, argv, out):
+    """Only the script's config(): (exit code, stderr); 0 when the flags are accepted."""
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            helpers.load_concept(script).config(["--out", str(out), "--device", "cpu", *argv])
+        return 0, ""
+    except SystemExit as stop:
+        return stop.code, stderr.getvalue()
+
+
+def assert_one_line(code, stderr, argv):
+    assert code == 2, f"{argv}: exit {code}, expected 2; stderr: {stderr}"
+    assert stderr.count("\n") == 1 and stderr.endswith("\n"), f"{argv}: {stderr!r}"
+    assert "Traceback" not in stderr
+
+
+def assert_finite_run(script, argv, out):
+    """A run that is accepted ends with exit 0 and strict, finite JSON."""
+    code, _, stderr = run(script, argv, out)
+    if "--out" in argv:  # the flag under test: argparse keeps the last value
+        out = Path(argv[len(argv) - argv[::-1].index("--out")])
+    assert code == 0, f"{script} {' '.join(argv)}: exit {code}; {stderr}"
+    written = list((out / "results").glob("*.json"))
+    assert written, f"{script} {' '.join(argv)} wrote no results"
+    for path in written:
+        json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(
+            f"{script} {' '.join(argv)}: {name} in {path.name}"))
+
+
+def follow_refusals(script, argv, out):
+    """Parse argv; while it is refused, check the one-line answer and try the smallest accepted
+    value it names. Returns (the accepted argv, refused at least once), or (None, True) when a
+    refusal names no smallest value."""
+    refused = False
+    for _ in range(16):
+        code, stderr = parse_only(script, argv, out)
+        if code == 0:
+            return argv, refused
+        assert_one_line(code, stderr, argv)
+        found = SMALLEST_ACCEPTED.search(stderr.strip())
+        if not found:
+            return None, True
+        refused = True
+        flag, other, value = found.groups()
+        argv = [*argv, (other or flag).strip(), value]    # argparse keeps the last value
+    pytest.fail(f"{script}: no accepted value reached from {argv}")
+
+
+def steps_at_one(script, flag=None):
+    """Every *steps flag of the script (but `flag`) at 1, so that a full run takes seconds."""
+    return [item for other, _ in flags_of(script) if other.endswith("steps") and other != flag
+            for item in (other, "1")]
+
+
+CASES = [(script, flag, kind) for script in SCRIPTS for flag, kind in flags_of(script)]
+
+
+@pytest.mark.parametrize("script, flag, kind", CASES,
+                         ids=[f"{script[:2]}{flag}" for script, flag, _ in CASES])
+def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
+    assert kind in REFUSED or kind is Path, f"{script} {flag}: add edge values for {kind}"
+    for value in REFUSED.get(kind, []):
+        argv = ["--quick", flag, value]
+        code, stderr = parse_only(script, argv, tmp_path)
+        if kind is None and code == 0:  # a free-text flag may accept a value: then it must run
+            continue
+        assert_one_line(code, stderr, argv)
+        assert flag in stderr, f"{argv}: the message does not name {flag}: {stderr}"
+    if kind is Path:
+        folder, empty = tmp_path / "a-folder", tmp_path / "empty.txt"
+        folder.mkdir(), empty.write_text("")
+        edges = [str(folder), str(empty), str(tmp_path / "missing" / "x.txt")]
+    else:
+        edges = [SMALLEST[kind]] if kind in SMALLEST else []
+    for value in edges:
+        accepted, _ = follow_refusals(script, ["--quick", flag, value], tmp_path)
+        assert accepted or kind not in SMALLEST, f"{script} {flag} {value}: refused for good"
+        if kind in (helpers.positive_float, helpers.float_list):  # tiny numbers: run them
+            assert_finite_run(script, [*accepted, *steps_at_one(script)], tmp_path / "run")
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_size_at_its_smallest_at_once(script, tmp_path):
+    argv = ["--quick"] + [item for flag, kind in flags_of(script) if kind in SIZE_TYPES
+                          for item in (flag, "1")]
+    accepted, _ = follow_refusals(script, argv, tmp_path)
+    assert accepted, f"{script}: {argv} refused with no smallest accepted value"
+    assert_finite_run(script, accepted, tmp_path)
+
+
+@pytest.mark.parametrize("script, argv", [(script, argv) for script, combos in
+                                          KNOWN_COMBINATIONS.items() for argv in combos])
+def test_known_combinations(script, argv, tmp_path):
+    argv = ["--quick", *steps_at_one(script), *argv]
+    code, stderr = parse_only(script, argv, tmp_path)
+    if code:
+        assert_one_line(code, stderr, argv)
+    else:
+        assert_finite_run(script, argv, tmp_path)
+
+
+def test_presets_cannot_be_combined():
+    for script in SCRIPTS:
+        code, stderr = parse_only(script, ["--quick", "--full"], ROOT)
+        assert_one_line(code, stderr, "--quick --full")
+
+
+def test_a_refusal_from_the_real_command_line(tmp_path):
+    """One real command line, to prove the in-process calls above behave like it."""
+    done = subprocess.run([sys.executable, str(ROOT / "02_multihead_model.py"), "--quick",
+                           "--n-valid", "1", "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "--n-valid" in done.stderr and "smallest accepted: 2" in done.stderr
+    assert not (tmp_path / "results").exists()
