@@ -118,7 +118,7 @@ def synthetic_task(D, seq_len, dim=4):
         raise ValueError(f"D must be between 1 and d = {dim}, got {D}")
     directions = torch.eye(dim)[:D]                                       # a_i, [D, d]
     return RetrievalTask(
-        score_functions=[lambda x, a=a: x @ a for a in directions],       # a_i.x(t), [n, T]
+        score_functions=[lambda x, a=a: x @ a.to(x.device) for a in directions],  # a_i.x(t)
         subsets=[range(seq_len)] * D,                                     # S_i = [T]
         modes=["max"] * D,
         outer=lambda z: z.sum(dim=1),                                     # F_0 = sum
@@ -161,6 +161,7 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # %%
 def target_statistics(seq_lens, n, D, dim, seed, bins=60):
     """Mean, variance and a histogram (density on shared bins) of y for each T."""
+    # On the CPU by design: the samples are drawn there, and torch.histogram has no CUDA kernel.
     samples = {t: sample_synthetic(n, t, D, dim, seed)[1] for t in seq_lens}
     low = min(float(y.min()) for y in samples.values())
     high = max(float(y.max()) for y in samples.values())
@@ -203,7 +204,7 @@ def subset_features(x, m):
             U [n, T] = min over such A of max_{u in A} x(u),
             v [n]    = max over all A of min_{u in A} x(u)   (the m-th largest value).
     """
-    seq_len = x.shape[1]
+    x, seq_len = x.cpu(), x.shape[1]  # a brute-force demo over every subset: CPU by design
     subsets = torch.tensor(list(itertools.combinations(range(seq_len), m)))  # [C, m]
     contains = torch.zeros(len(subsets), seq_len, dtype=torch.bool)          # [C, T]
     contains[torch.arange(len(subsets)).unsqueeze(1), subsets] = True
@@ -285,6 +286,7 @@ def config(argv=None):
     if args.n_samples < 2:
         helpers.refuse(parser, "--n-samples", "the variance of y needs at least two samples, "
                        "got 1", smallest=2)
+    args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
     return args
 
 
@@ -352,7 +354,8 @@ def plot_density(result):
 
 def report(result, args):
     """The short printed summary."""
-    print(f"device: {args.device}   preset: {args.preset}")
+    print(f"device: {args.device} (01 trains nothing; it always runs on the CPU)   "
+          f"preset: {args.preset}")
     print(f"synthetic task: y = sum_(i<={args.D}) max_t a_i.x(t), x(t) ~ N(0, I_{args.d}), "
           f"a_i = e_i")
     y, positions = result["examples"]["y"], result["examples"]["positions"]

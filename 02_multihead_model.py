@@ -199,6 +199,9 @@ def run_sweep(runs, workers, train=train_one, label=describe):
             for result in pool.imap_unordered(train, runs):
                 finished(result)
     else:
+        if workers > 1:
+            print(f"on {runs[0]['device']} the runs go one after another in this process "
+                  f"(--workers sets CPU processes)", flush=True)
         for run in runs:
             finished(train(run))
     return results
@@ -244,8 +247,8 @@ def reversal_score(errors):
 def head_specialisation(model, seq_len, D, n, seed):
     """Mean CLS attention of each head on the argmax token of each a_i: a [h, D] matrix."""
     x, _, positions = task.sample_synthetic(n, seq_len, D, seed=seed)
-    _, attention = model(x, return_attention=True)
-    weights = attention[-1]                                                 # [n, h, T]
+    _, attention = model(x.to(model.cls.device), return_attention=True)
+    weights = attention[-1].cpu()                                           # [n, h, T]
     index = positions.unsqueeze(1).expand(-1, weights.shape[1], -1)         # [n, h, D]
     return torch.gather(weights, 2, index).mean(dim=0)                      # [h, D]
 

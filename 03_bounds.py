@@ -102,7 +102,9 @@ def construction_layer(D):
 
 
 def run_construction(x, centres, subsets, beta):
-    """Retrieved z_tilde [n, D] of the hand-built model for inputs x [n, T, d]."""
+    """Retrieved z_tilde [n, D] of the hand-built model for inputs x [n, T, d] (on the CPU:
+    a small exact construction, nothing to train)."""
+    x = x.cpu()
     n, seq_len, dim = x.shape
     D = len(centres)
     blocks = []

@@ -61,7 +61,7 @@ bounds = helpers.load_concept("03_bounds")
 def memorising_embedding(x):
     """e_t (x) x(t): x [B, T, d] -> tokens [B, T, T*d], token t in block t."""
     batch, seq_len, dim = x.shape
-    blocks = torch.eye(seq_len, dtype=x.dtype)                              # e_t, [T, T]
+    blocks = torch.eye(seq_len, dtype=x.dtype, device=x.device)             # e_t, [T, T]
     return (blocks[None, :, :, None] * x[:, None, :, :]).reshape(batch, seq_len, seq_len * dim)
 
 
@@ -82,6 +82,7 @@ def memorising_attention(seq_len, dim):
 def memorise(x):
     """The CLS output of part a for x [B, T, d]: (1/T)(x(1), ..., x(T)), [B, T d]."""
     layer, cls = memorising_attention(x.shape[1], x.shape[2])
+    layer, cls = layer.to(x.device), cls.to(x.device)
     update, weights = layer(cls.expand(x.shape[0], 1, -1), memorising_embedding(x))
     return cls + update[:, 0], weights[:, 0, 0]                             # eq. 4's c_0 + W_O ...
 

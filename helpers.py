@@ -118,8 +118,9 @@ def make_parser(description):
                         help="tiny sizes that run in seconds (what the tests use; also QUICK=1)")
     preset.add_argument("--full", action="store_true",
                         help="the paper's scale (a GPU is recommended)")
-    parser.add_argument("--device", default="auto",
-                        help="auto (CUDA when available, else CPU), cpu or cuda (default: auto)")
+    parser.add_argument("--device", default=os.environ.get("DEVICE", "auto"),
+                        help="auto (CUDA when available, else CPU), cpu or cuda "
+                             "(default: auto, or $DEVICE when set)")
     parser.add_argument("--seed", type=seed_int, default=0,
                         help="base random seed, 0 .. 2**32 - 1 (default: 0)")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ROOT)),
@@ -254,9 +255,10 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
     """Fit model(x) -> y with the MSE loss; return the held-out NMSE and the loss history.
 
     train, valid: tuples (x [n, ...], y [n]) already on the model's device.
-    AdamW with a warm-up/cosine schedule; mini-batches drawn with replacement from a seeded
-    generator. Non-finite data or a non-finite loss stop training with NonFiniteLoss naming the
-    run, the step and the loss.
+    AdamW with a warm-up/cosine schedule; mini-batches drawn with replacement from a seeded CPU
+    generator, all at once before the first step (the same indices as one draw per step, and no
+    copy from the host per step). Non-finite data or a non-finite loss stop training with
+    NonFiniteLoss naming the run, the step and the loss.
     """
     x_train, y_train = train
     for split, (x, y) in (("training", train), ("validation", valid)):
@@ -264,15 +266,16 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             raise NonFiniteLoss(f"{name}: the {split} data hold NaN or infinite values "
                                 f"(before step 0)")
     generator = torch.Generator(device="cpu").manual_seed(seed)
+    batches = torch.randint(len(y_train), (steps, batch_size), generator=generator)
+    batches = batches.to(y_train.device)                                    # [steps, batch]
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
-    history = []
+    history, losses = [], LossLog(steps, y_train.device, name, lr)
     model.train()
     for step in range(steps):
-        index = torch.randint(len(y_train), (batch_size,), generator=generator).to(y_train.device)
+        index = batches[step]
         loss = torch.mean((model(x_train[index]) - y_train[index]) ** 2)
-        if not torch.isfinite(loss):
-            raise NonFiniteLoss(diverged(name, loss.item(), step, lr))
+        losses.record(step, loss)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -281,6 +284,30 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             history.append({"step": step + 1, "valid_nmse": evaluate_nmse(model, valid)})
     return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": evaluate_nmse(model, valid),
             "history": history}
+
+
+class LossLog:
+    """The loss of every step, kept on the model's device and checked every `every` steps.
+
+    Checking a loss needs its value on the host, which makes a GPU wait for the step to finish;
+    one check per 100 steps instead of one per step keeps the GPU busy. The check finds the
+    first non-finite loss, so the message names the exact step and value.
+    """
+
+    def __init__(self, steps, device, name, lr, every=100):
+        self.losses = torch.zeros(steps, device=device)
+        self.steps, self.name, self.lr, self.every, self.checked = steps, name, lr, every, 0
+
+    def record(self, step, loss):
+        self.losses[step] = loss.detach()
+        if (step + 1) % self.every == 0 or step + 1 == self.steps:
+            recent = self.losses[self.checked: step + 1]
+            bad = (~torch.isfinite(recent)).nonzero()                      # one host sync
+            if len(bad):
+                first = self.checked + int(bad[0])
+                raise NonFiniteLoss(diverged(self.name, float(self.losses[first]), first,
+                                             self.lr))
+            self.checked = step + 1
 
 
 def diverged(name, loss, step, lr):

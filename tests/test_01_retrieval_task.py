@@ -105,7 +105,7 @@ def test_main_quick_returns_its_numbers(quick_args):
 
 
 def test_script_writes_json_and_figures(tmp_path):
-    done = run_script("01_retrieval_task", "--quick", "--out", str(tmp_path))
+    done = run_script("01_retrieval_task", "--quick", "--device", "cpu", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     payload = json.loads((tmp_path / "results" / "01_retrieval_task.json").read_text())
     assert payload["config"]["preset"] == "quick" and payload["wall_time_s"] > 0

@@ -110,7 +110,7 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
 
 def test_non_finite_loss_stops_the_script_with_one_line(tmp_path):
     done = run_script("02_multihead_model", "--quick", "--lr", "1e30", "--heads", "1",
-                      "--workers", "1", "--out", str(tmp_path))
+                      "--workers", "1", "--device", "cpu", "--out", str(tmp_path))
     assert done.returncode == 1
     assert done.stderr.startswith("stopped: T=8 h=1 seed=0: loss became")
     assert "Traceback" not in done.stderr

@@ -34,8 +34,9 @@ def test_block_attention_equals_a_slow_loop(heads, head_dim):
     block = allocation.Block(width=8, n_heads=heads, head_dim=head_dim)
     u = torch.randn(2, 5, 8)
     with torch.no_grad():
-        torch.testing.assert_close(block.attention(u), slow_attention(block, u), rtol=1e-4,
-                                   atol=1e-5)
+        future = torch.ones(5, 5, dtype=torch.bool).triu(1)                # the causal mask
+        torch.testing.assert_close(block.attention(u, future), slow_attention(block, u),
+                                   rtol=1e-4, atol=1e-5)
 
 
 def test_model_is_causal():

@@ -160,3 +160,34 @@ def test_out_that_is_a_file_is_refused(tmp_path, capsys):
         with pytest.raises(SystemExit):
             helpers.config(make_parser(), PRESETS, ["--out", str(out)])
         assert "--out" in capsys.readouterr().err
+
+
+def test_batches_drawn_at_once_equal_one_draw_per_step():
+    seen = []
+
+    class Recorder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, x):
+            seen.append(x[:, 0].long().clone())
+            return x[:, 0] * self.weight
+
+    x = torch.arange(50, dtype=torch.float32).unsqueeze(1)                 # x[i] = i
+    helpers.train_regression(Recorder(), (x, x[:, 0]), (x, x[:, 0]), steps=7, batch_size=5,
+                             lr=1e-3, seed=3)
+    generator = torch.Generator().manual_seed(3)
+    per_step = [torch.randint(50, (5,), generator=generator) for _ in range(7)]
+    assert all(torch.equal(a, b) for a, b in zip(seen[:7], per_step))
+
+
+@pytest.mark.parametrize("bad_step", [0, 37, 99, 100, 249])
+def test_loss_log_names_the_first_non_finite_step(bad_step):
+    log = helpers.LossLog(250, "cpu", "run", 1e-2)
+    with pytest.raises(helpers.NonFiniteLoss, match=f"loss became nan at step {bad_step} "):
+        for step in range(250):
+            log.record(step, torch.tensor(math.nan if step >= bad_step else 1.0))
+    log = helpers.LossLog(250, "cpu", "run", 1e-2)
+    for step in range(250):
+        log.record(step, torch.tensor(1.0))                                   # no false alarm

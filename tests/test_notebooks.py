@@ -1,4 +1,7 @@
-"""The notebooks are generated from the scripts (no drift) and execute under QUICK=1."""
+"""The notebooks are generated from the scripts (no drift) and execute under QUICK=1.
+
+They run on the device a user would get: auto (CUDA when present), or $DEVICE when set, e.g.
+DEVICE=cpu python -m pytest tests/test_notebooks.py on a GPU machine."""
 from pathlib import Path
 
 import jupytext
