@@ -186,15 +186,24 @@ def target_statistics(seq_lens, n, D, dim, seed, bins=60):
 # where $v_{m,j}$ is the $m$-th largest and $w_{m,j}$ the $m$-th smallest value of coordinate
 # $j$ ($v_{m,j} = \max_A \min_{u \in A} x(u)_j$ is itself a retrieval feature). One of $Y, U$
 # always equals $x(t)_j$: if $Y < v$ then $Y = x(t)_j$, and if $Y = v$ then $x(t)_j \ge v \ge w$,
-# so $U = x(t)_j$. Lemma 3 picks the right one smoothly with an $\exp(q(\cdot)^2)$ weight. The
-# digest does not give the paper's exact selector, so ours is a reconstruction **[inferred]**:
+# so $U = x(t)_j$. Lemma 3 picks the right one smoothly with $\exp(q(\cdot)^2)$ weights. The
+# paper's selector (Appendix A.1) **[paper]** is a weighted average of the two candidates,
 #
-# $$\hat x(t)_j = Y_{t,j} + (U_{t,j} - Y_{t,j})\, e^{-q (Y_{t,j} - v_{m,j})^2}.$$
+# $$\tilde x(t)_j = \frac{e^{q(1 - Z - w_m)^2}\,(1 - Z) + e^{q(Y - v_m)^2}\, Y}
+#                         {e^{q(1 - Z - w_m)^2} + e^{q(Y - v_m)^2}},$$
 #
-# Its error is 0 when $Y = v$ and at most $r e^{-q r^2}$ with $r = v - x(t)_j$ otherwise, so
-# $\sup |\hat x - x| \le 1/\sqrt{2eq}$ (maximise over $r$): the error shrinks as $q$ grows,
-# uniformly in the inputs. We compute $Y$, $U$, $v$ by brute force over all $\binom{T}{m}$
-# subsets — that is why only a tiny $T$ is feasible, as the digest warns.
+# where we read $Z$ as the same feature of $1 - x$, so that $1 - Z = U$ **[inferred]**. A
+# candidate far from its threshold wins: if $Y < v$ then $Y = x$ is far from $v$; if $Y = v$
+# then $U = x$ is far from $w$. Its error falls with $q$ for every input, but not uniformly:
+# it depends on the gap $v - w$. We compute it in logs (a softmax over the two exponents), as
+# $e^{q(\cdot)^2}$ overflows for large $q$. Beside it we keep our own selector **[inferred]**,
+#
+# $$\hat x(t)_j = Y_{t,j} + (U_{t,j} - Y_{t,j})\, e^{-q (Y_{t,j} - v_{m,j})^2},$$
+#
+# whose error is 0 when $Y = v$ and at most $r e^{-q r^2}$ with $r = v - x(t)_j$ otherwise, so
+# $\sup |\hat x - x| \le 1/\sqrt{2eq}$ (maximise over $r$): a bound uniform in the inputs. We
+# compute $Y$, $U$, $v$, $w$ by brute force over all $\binom{T}{m}$ subsets — that is why only
+# a tiny $T$ is feasible.
 
 # %%
 def subset_features(x, m):
@@ -202,7 +211,8 @@ def subset_features(x, m):
 
     Returns Y [n, T] = max over subsets A (|A| = m) containing t of min_{u in A} x(u),
             U [n, T] = min over such A of max_{u in A} x(u),
-            v [n]    = max over all A of min_{u in A} x(u)   (the m-th largest value).
+            v [n]    = max over all A of min_{u in A} x(u)   (the m-th largest value),
+            w [n]    = min over all A of max_{u in A} x(u)   (the m-th smallest value).
     """
     x, seq_len = x.cpu(), x.shape[1]  # a brute-force demo over every subset: CPU by design
     subsets = torch.tensor(list(itertools.combinations(range(seq_len), m)))  # [C, m]
@@ -213,7 +223,16 @@ def subset_features(x, m):
     subset_max = members.max(dim=2).values.unsqueeze(2)                      # [n, C, 1]
     Y = subset_min.masked_fill(~contains, -math.inf).max(dim=1).values       # [n, T]
     U = subset_max.masked_fill(~contains, math.inf).min(dim=1).values        # [n, T]
-    return Y, U, subset_min.squeeze(2).max(dim=1).values
+    return Y, U, subset_min.squeeze(2).max(dim=1).values, subset_max.squeeze(2).min(dim=1).values
+
+
+def paper_select(Y, U, v, w, q):
+    """Paper A's Lemma 3 selector with 1 - Z = U: weights e^{q(U - w)^2} on U and
+    e^{q(Y - v)^2} on Y, normalised as a softmax over the two exponents (no overflow)."""
+    exponents = torch.stack([q * (U - w.unsqueeze(1)) ** 2,                 # q (1 - Z - w_m)^2
+                             q * (Y - v.unsqueeze(1)) ** 2])                # q (Y - v_m)^2
+    weights = exponents.softmax(dim=0)                                      # [2, n, T]
+    return weights[0] * U + weights[1] * Y
 
 
 def smooth_select(Y, U, v, q):
@@ -222,15 +241,18 @@ def smooth_select(Y, U, v, q):
 
 
 def density_demo(seq_len, sharpness, n, dim, seed):
-    """Max |x_hat - x| over n random sequences in [0,1]^{T x d}, for each q, with the bound."""
+    """Max |x_hat - x| over n random sequences in [0,1]^{T x d}, for each q: our selector with
+    its bound, and the paper's selector."""
     x = sample_inputs(n, seq_len, dim, seed, distribution="uniform")          # [n, T, d]
     m = math.ceil(seq_len / 4)
     features = [subset_features(x[..., j], m) for j in range(dim)]           # per coordinate
     rows = []
     for q in sharpness:
-        recovered = torch.stack([smooth_select(Y, U, v, q) for Y, U, v in features], dim=2)
-        rows.append({"q": q, "max_error": float((recovered - x).abs().max()),
-                     "bound": 1 / math.sqrt(2 * math.e * q)})
+        ours = torch.stack([smooth_select(Y, U, v, q) for Y, U, v, _ in features], dim=2)
+        papers = torch.stack([paper_select(*feature, q) for feature in features], dim=2)
+        rows.append({"q": q, "max_error": float((ours - x).abs().max()),
+                     "bound": 1 / math.sqrt(2 * math.e * q),
+                     "paper_max_error": float((papers - x).abs().max())})
     return {"seq_len": seq_len, "subset_size": m, "n_subsets": math.comb(seq_len, m),
             "rows": rows}
 
@@ -342,9 +364,12 @@ def plot_density(result):
     """Max recovery error of the density demo against q, with the bound 1/sqrt(2eq)."""
     rows = result["density"]["rows"]
     figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    axis.loglog([r["q"] for r in rows], [r["max_error"] for r in rows], "o-", label="max error")
+    axis.loglog([r["q"] for r in rows], [r["max_error"] for r in rows], "o-",
+                label="ours: max error")
     axis.loglog([r["q"] for r in rows], [r["bound"] for r in rows], "k--",
-                label=r"bound $1/\sqrt{2eq}$")
+                label=r"ours: bound $1/\sqrt{2eq}$")
+    axis.loglog([r["q"] for r in rows], [r["paper_max_error"] for r in rows], "s-",
+                label="paper's selector (A.1): max error")
     axis.set_xlabel("sharpness q"), axis.set_ylabel(r"max $|\hat x(t)_j - x(t)_j|$")
     axis.set_title(f"Recovering tokens from min-over-subset features (T = "
                    f"{result['density']['seq_len']})")
@@ -368,8 +393,8 @@ def report(result, args):
     print(f"density demo (T = {density['seq_len']}, {density['n_subsets']} subsets of size "
           f"{density['subset_size']}):")
     for row in density["rows"]:
-        print(f"  q = {row['q']:>8g}   max error {row['max_error']:.2e}   "
-              f"bound {row['bound']:.2e}")
+        print(f"  q = {row['q']:>8g}   ours: max error {row['max_error']:.2e} (bound "
+              f"{row['bound']:.2e})   paper's selector: max error {row['paper_max_error']:.2e}")
 
 
 if __name__ == "__main__":

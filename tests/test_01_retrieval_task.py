@@ -76,7 +76,7 @@ def test_D_out_of_range_is_rejected():
 def test_lemma_2_features_equal_their_definition_by_loops():
     x = task.sample_inputs(4, 7, 1, seed=4, distribution="uniform")[..., 0]  # [4, 7]
     m = 2
-    Y, U, v = task.subset_features(x, m)
+    Y, U, v, w = task.subset_features(x, m)
     for k in range(4):
         values = x[k].tolist()
         subsets = list(itertools.combinations(range(7), m))
@@ -85,6 +85,7 @@ def test_lemma_2_features_equal_their_definition_by_loops():
             assert float(Y[k, t]) == max(min(values[u] for u in A) for A in with_t)
             assert float(U[k, t]) == min(max(values[u] for u in A) for A in with_t)
         assert float(v[k]) == sorted(values, reverse=True)[m - 1]  # the m-th largest
+        assert float(w[k]) == sorted(values)[m - 1]                # the m-th smallest
         # Lemma 2's closed form: Y = min(x, v_m)
         assert Y[k].tolist() == [min(value, float(v[k])) for value in values]
 
@@ -94,6 +95,24 @@ def test_density_demo_error_shrinks_with_q_and_obeys_its_bound():
     errors = [row["max_error"] for row in result["rows"]]
     assert all(later < earlier for earlier, later in zip(errors, errors[1:]))
     assert all(row["max_error"] <= row["bound"] for row in result["rows"])
+
+
+def test_papers_selector_converges_on_the_density_demo():
+    result = task.density_demo(seq_len=8, sharpness=[1, 10, 100, 1000], n=100, dim=2, seed=0)
+    errors = [row["paper_max_error"] for row in result["rows"]]
+    assert all(later < earlier for earlier, later in zip(errors, errors[1:]))
+    assert errors[-1] < 1e-2                                   # q = 1000
+
+
+def test_papers_selector_against_its_formula_by_loops():
+    Y, U = torch.tensor([[0.2, 0.7, 0.5]]), torch.tensor([[0.4, 0.7, 0.6]])
+    v, w, q = torch.tensor([0.5]), torch.tensor([0.4]), 30.0
+    got = task.paper_select(Y, U, v, w, q)
+    for t in range(3):
+        a, b = math.exp(q * (U[0, t] - w[0]) ** 2), math.exp(q * (Y[0, t] - v[0]) ** 2)
+        assert float(got[0, t]) == pytest.approx((a * U[0, t] + b * Y[0, t]) / (a + b))
+    huge = task.paper_select(Y, U, v, w, 1e6)                  # e^{q(.)^2} overflows a float
+    assert torch.isfinite(huge).all()
 
 
 def test_main_quick_returns_its_numbers(quick_args):
