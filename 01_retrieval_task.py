@@ -2,7 +2,7 @@
 # # 01 · The generalized D-retrieval task
 #
 # Paper A (Yu, Bao, Jiang, Yu, Li, *The Effect of Attention Head Count on Transformer
-# Approximation*, arXiv 2510.06662), Section 3: eq. 7 (the max + min toy task), eq. 8–9 (the
+# Approximation*, arXiv 2510.06662), Section 4: eq. 7 (the max + min toy task), eq. 8–9 (the
 # task), Theorem 1 (density) with its Lemmas 2–3, and the synthetic instance of Section 6.1.
 
 # %%
@@ -96,10 +96,13 @@ def check_subsets(subsets, seq_len):
 #
 # Tokens $x(t) \sim \mathcal N(0, I_4)$ and $y = \sum_{i=1}^{D} \max_t a_i^\top x(t)$: $f_i$ is
 # linear, $S_i = [T]$ for every $i$, $F_0$ is the sum. The paper uses $D = d = 4$ and does **not**
-# give its fixed vectors $a_i$. We take $a_i = e_i$, the standard basis (orthonormal, as the
-# issue asks). Any other orthonormal choice gives *exactly* the same distribution of $(X, y)$ up
-# to a rotation of the inputs, because $\mathcal N(0, I)$ is rotation invariant; the model's
-# first linear layer absorbs the rotation. So this choice loses nothing.
+# give its fixed vectors $a_i$ ("fixed" is all it says). By default we take $a_i = e_i$, the
+# standard basis. Any other orthonormal choice gives *exactly* the same distribution of $(X, y)$
+# up to a rotation of the inputs, because $\mathcal N(0, I)$ is rotation invariant; the model's
+# first linear layer absorbs the rotation. Orthonormal $a_i$ are the hardest case for $h < D$:
+# the $D$ maxima are independent, so no head can serve two of them. `directions="random"` draws
+# unit vectors from a fixed seed instead; correlated $a_i$ often share their argmax token, which
+# makes the task easier below $D$ heads (file 02's recipe study measures how much).
 #
 # The toy task of eq. 7 is $y = \max_t x(t) + \min_t x(t)$ for scalar $x(t) \sim U[0, 1]$: $D = 2$.
 
@@ -112,11 +115,19 @@ def sample_inputs(n, seq_len, dim, seed, distribution="normal"):
     return torch.rand(n, seq_len, dim, generator=generator)
 
 
-def synthetic_task(D, seq_len, dim=4):
-    """Paper A's instance: y = sum_{i<=D} max_t a_i.x(t), a_i = e_i (our choice, see above)."""
+def task_directions(D, dim=4, kind="orthonormal"):
+    """The fixed a_i, [D, d]: the standard basis e_i, or unit vectors drawn with seed 1234."""
+    if kind == "orthonormal":
+        return torch.eye(dim)[:D]
+    directions = torch.randn(D, dim, generator=torch.Generator().manual_seed(1234))
+    return directions / directions.norm(dim=1, keepdim=True)
+
+
+def synthetic_task(D, seq_len, dim=4, directions="orthonormal"):
+    """Paper A's instance: y = sum_{i<=D} max_t a_i.x(t), a_i from task_directions (see above)."""
     if not 1 <= D <= dim:
         raise ValueError(f"D must be between 1 and d = {dim}, got {D}")
-    directions = torch.eye(dim)[:D]                                       # a_i, [D, d]
+    directions = task_directions(D, dim, directions)                      # a_i, [D, d]
     return RetrievalTask(
         score_functions=[lambda x, a=a: x @ a.to(x.device) for a in directions],  # a_i.x(t)
         subsets=[range(seq_len)] * D,                                     # S_i = [T]
@@ -125,10 +136,10 @@ def synthetic_task(D, seq_len, dim=4):
     )
 
 
-def sample_synthetic(n, seq_len, D=4, dim=4, seed=0):
+def sample_synthetic(n, seq_len, D=4, dim=4, seed=0, directions="orthonormal"):
     """x [n, T, d] ~ N(0, I), y [n], retrieved positions [n, D] (the argmax token of each a_i)."""
     x = sample_inputs(n, seq_len, dim, seed)
-    y, _, positions = synthetic_task(D, seq_len, dim)(x)
+    y, _, positions = synthetic_task(D, seq_len, dim, directions)(x)
     return x, y, positions
 
 

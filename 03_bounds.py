@@ -12,7 +12,8 @@ What it shows
        no training; the error of each retrieved value stays under (|S_i| - 1)/(e beta) + T e^-beta
        for every T from 8 to 1024 and falls like 1/beta at every T.
     b. Theorem 2(2): the lower-bound exponent k(T, s, D, n) = (T/4 - s - D + 1)/((n+1)s + 1) - 1
-       grows linearly in T, but is vacuous (k <= 0) at the paper's own synthetic sizes.
+       grows linearly in T, but with s = 3 heads it is vacuous (k <= 0) at the paper's own
+       synthetic sizes (D = 4, n = 8, T <= 128); with s = 1 or 2 it is positive from T = 57, 97.
     c. Fig. 1b, trained: min validation NMSE against the parameter count (MLP width N swept), for
        h < D and h >= D, one line per T, with fitted log-log slopes.
     d. Corollary 1 as arithmetic: when D_1^2 + D_2^2 <= T/50 forces the intrinsic dimension to be
@@ -64,9 +65,10 @@ model_file = helpers.load_concept("02_multihead_model")
 # error; outside $S_i$ a token's score is at least 1 below the best one in $S_i$, so its weight is
 # at most $e^{-\beta}$ and it moves $\tilde z_i$ by at most $e^{-\beta}$. Hence
 # $|\tilde z_i - \min_{S_i} f_i| \le (|S_i| - 1)/(e\beta) + T e^{-\beta}$.
-# **Our gate is $-2$, not the digest's $-1$** [inferred]: with $\Psi \in [0,1]$ a gate of $-1$
-# lets an outside token with $\Psi = 0$ tie with an inside token with $\Psi = 1$, and the
-# $T e^{-\beta}$ term fails.
+# **Our gate is $-2$, not the paper's $-1$** (A.2.1, after eq. 10) [inferred]: with
+# $\Psi \in [0,1]$ a gate of $-1$ lets an outside token with $\Psi = 0$ tie with an inside token
+# with $\Psi = 1$ — then the error is 0.5 at every $\beta$ and the $T e^{-\beta}$ term fails. A gate
+# of $-2$ repairs this gap in the proof and changes nothing else.
 
 # %%
 def construction_task(seq_len, D, dim, seed):

@@ -14,8 +14,8 @@ What it shows
        one vector.
     b. Lemma 9: a ReLU network with two hidden layers computes the max of T numbers in [0, 1]
        to within 1/n. Assembled with (a), exact f_i and exact F_0, it solves a D-retrieval task
-       with no training, within eps on random inputs; its size grows like T/eps (and T^2/eps^2
-       as a dense network) while the h = D construction of file 03 needs no FFN for retrieval.
+       with no training, within eps on random inputs; its size grows like T/eps (and like
+       T^2/eps + T/eps^2 as a dense network) while the h = D construction of file 03 needs no FFN for retrieval.
     c. Trained: one head with the memorising embedding (n = T d), one head with n = 8, and
        h = D heads with n = 8, on the synthetic task of file 01 for several T: validation and
        training NMSE and parameter counts (Remark B.1.1).

@@ -251,8 +251,13 @@ def warmup_cosine(step, steps, warmup_fraction=0.05):
 
 
 def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
-                     seed=0, name="model", evaluate_every=0):
+                     seed=0, name="model", evaluate_every=0, keep_best=False):
     """Fit model(x) -> y with the MSE loss; return the held-out NMSE and the loss history.
+
+    evaluate_every > 0 records the validation NMSE every that many steps ("history"); with
+    keep_best the model ends with the weights of its best recorded checkpoint ("selection":
+    "best_checkpoint", else "last"). The validation set is read for nothing else: training
+    draws the same batches and takes the same steps either way.
 
     train, valid: tuples (x [n, ...], y [n]) already on the model's device.
     AdamW with a warm-up/cosine schedule; mini-batches drawn with replacement from a seeded CPU
@@ -282,8 +287,14 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
         schedule.step()
         if evaluate_every and (step + 1) % evaluate_every == 0:
             history.append({"step": step + 1, "valid_nmse": evaluate_nmse(model, valid)})
+            if keep_best and history[-1]["valid_nmse"] <= min(h["valid_nmse"] for h in history):
+                best = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    last_valid_nmse = evaluate_nmse(model, valid)
+    if keep_best and history:
+        model.load_state_dict(best)
     return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": evaluate_nmse(model, valid),
-            "history": history}
+            "last_valid_nmse": last_valid_nmse, "history": history,
+            "selection": "best_checkpoint" if keep_best and history else "last"}
 
 
 class LossLog:
@@ -384,6 +395,7 @@ def save_results(stem, numbers, args, wall_time_s):
     path = folder / f"{stem}.json"
     with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
         json.dump(payload, handle, indent=1, allow_nan=False)
+    os.chmod(handle.name, 0o644)  # readable like any other file (temporary files are private)
     os.replace(handle.name, path)
     return path
 

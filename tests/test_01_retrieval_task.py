@@ -146,3 +146,12 @@ def test_help_documents_every_flag():
     for flag in ["--quick", "--full", "--device", "--seed", "--out", "--T", "--D", "--d",
                  "--n-samples", "--density-T", "--density-samples", "--q"]:
         assert flag in done.stdout
+
+
+def test_random_directions_are_fixed_unit_vectors_and_change_the_target():
+    random = task.task_directions(4, 4, "random")
+    torch.testing.assert_close(random.norm(dim=1), torch.ones(4))
+    assert torch.equal(random, task.task_directions(4, 4, "random"))      # "fixed"
+    x, y, _ = task.sample_synthetic(50, 8, seed=3, directions="random")
+    by_loops = [sum(max(float(x[k, t] @ a) for t in range(8)) for a in random) for k in range(50)]
+    torch.testing.assert_close(y, torch.tensor(by_loops), rtol=1e-5, atol=1e-5)

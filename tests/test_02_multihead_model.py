@@ -115,3 +115,60 @@ def test_non_finite_loss_stops_the_script_with_one_line(tmp_path):
     assert done.stderr.startswith("stopped: T=8 h=1 seed=0: loss became")
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "results").exists()  # nothing half-written
+
+
+def test_reversal_of_the_papers_table_2_means():
+    scores = [model_file.reversal_score([row[T] for T in sorted(row)])
+              for row in model_file.PAPER_TABLE_2.values()]
+    assert [round(score, 2) for score in scores] == [0.0, 0.0, 0.06, 5.33, 4.46]
+    from_minima = [model_file.reversal_score([row[T] for T in sorted(row)])
+                   for row in model_file.PAPER_TABLE_3.values()]
+    assert from_minima[:3] == [0.0, 0.0, 0.0] and from_minima[3] > 0  # first at h = D = 4
+
+
+def test_reversal_scores_from_min_and_mean_of_a_table():
+    table = {"8": {"1": {"min": 1.0, "mean": 3.0}}, "32": {"1": {"min": 2.0, "mean": 1.0}}}
+    scores = model_file.reversal_scores(table, [1], [8, 32])
+    assert scores == {"from_min": {"1": 0.0}, "from_mean": {"1": 1.0}}
+
+
+def test_standard_two_layer_block_with_zero_weights_is_the_readout_of_the_cls():
+    torch.manual_seed(0)
+    model = model_file.MultiHeadModel(n_heads=2, total_width=32, n_layers=2)
+    with torch.no_grad():
+        for layer in model.layers:
+            for weight in (layer.W_Q, layer.W_K, layer.W_V, layer.W_O.weight):
+                weight.zero_()
+        for ffn in model.ffns:
+            for parameter in ffn.parameters():
+                parameter.zero_()
+        x = torch.randn(6, 9, 4)
+        expected = model.readout(model.cls).expand(6)                      # F_hat(c_0)
+        torch.testing.assert_close(model(x), expected)
+
+
+def test_standard_block_equals_attention_then_ffn_by_hand():
+    torch.manual_seed(1)
+    model = model_file.MultiHeadModel(n_heads=2, head_dim=4, width=16, n_layers=2)
+    x = torch.randn(3, 5, 4)
+    with torch.no_grad():
+        tokens = model.encoder(x)
+        cls = model.cls.expand(3, 1, -1)
+        streams = torch.cat([tokens, cls], dim=1)
+        update, _ = model.layers[0](streams, tokens)
+        streams = streams + update
+        streams = streams + model.ffns[0](streams)
+        final, _ = model.layers[1](streams[:, -1:], streams[:, :-1])
+        expected = model.readout((streams[:, -1:] + final).squeeze(1)).squeeze(-1)
+        torch.testing.assert_close(model(x), expected)
+    attention_only = model_file.MultiHeadModel(n_heads=2, head_dim=4, width=16, n_layers=2,
+                                               block="attention-only", residual=True)
+    assert len(attention_only.ffns) == 0 and attention_only(x).shape == (3,)
+
+
+def test_paper_tables_are_matched_to_their_configuration():
+    args = model_file.config(["--quick", "--total-width", "32", "--D", "3"])
+    assert model_file.paper_table(args) == (model_file.PAPER_TABLE_4, "min")
+    args = model_file.config(["--quick", "--layers", "2", "--total-width", "32"])
+    assert model_file.paper_table(args) == (model_file.PAPER_TABLE_5, "min")
+    assert model_file.paper_table(model_file.config(["--quick"]))[1] == "mean"

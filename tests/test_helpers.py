@@ -191,3 +191,21 @@ def test_loss_log_names_the_first_non_finite_step(bad_step):
     log = helpers.LossLog(250, "cpu", "run", 1e-2)
     for step in range(250):
         log.record(step, torch.tensor(1.0))                                   # no false alarm
+
+
+def test_best_checkpoint_reads_the_validation_set_only_to_select():
+    def run(keep_best):
+        helpers.seed_everything(0)
+        x = torch.randn(256, 3)
+        y = x @ torch.tensor([1.0, -2.0, 0.5]) + torch.sin(3 * x[:, 0])
+        model = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.ReLU(),
+                                    torch.nn.Linear(16, 1), torch.nn.Flatten(0))
+        fit = helpers.train_regression(model, (x[:200], y[:200]), (x[200:], y[200:]), steps=300,
+                                       batch_size=16, lr=3e-2, evaluate_every=20,
+                                       keep_best=keep_best)
+        return fit
+    last, best = run(False), run(True)
+    assert last["history"] == best["history"]                 # the same training either way
+    assert last["last_valid_nmse"] == best["last_valid_nmse"] == last["valid_nmse"]
+    assert best["valid_nmse"] == pytest.approx(min(h["valid_nmse"] for h in best["history"]))
+    assert (last["selection"], best["selection"]) == ("last", "best_checkpoint")
