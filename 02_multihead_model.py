@@ -16,12 +16,12 @@ What it shows
     h = D each head finds one of the D tokens to retrieve.
 
 Run it (wall times on a 2-core CPU, start-up included)
-    python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 2 min 49 s
+    python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 3 min 12 s
     python 02_multihead_model.py --D 3 --total-width 32  # Table 4, the drop at h = 3: 3 min 7 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 3 min 30 s
     python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 5 min 40 s
     python 02_multihead_model.py --recipe          # the recipe study: 12 min 37 s
-    python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: FULL_TIME
+    python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: 36 min 13 s
     python 02_multihead_model.py --quick           # seconds; what the tests use
 
 Output

@@ -51,8 +51,9 @@ SMALLEST = {helpers.positive_int: "1", helpers.int_list: "1", helpers.positive_f
 SIZE_TYPES = (helpers.positive_int, helpers.int_list)
 
 KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05), or could
-    "02_multihead_model": [["--total-width", "1", "--heads", "1,2"], ["--layers", "3",
-                                                                      "--heads", "1"]],
+    "02_multihead_model": [["--total-width", "1", "--heads", "1,2"],
+                           ["--layers", "3", "--heads", "1", "--block", "attention-only"],
+                           ["--recipe", "--heads", "1"], ["--select", "best", "--heads", "2"]],
     "03_bounds": [["--widths", "8,8"], ["--heads", "1", "--D", "1"]],
     "04_single_head_memorization": [["--epsilons", "1e-9"], ["--construction-T", "64",
                                                              "--epsilons", "0.001"]],
