@@ -289,10 +289,11 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             history.append({"step": step + 1, "valid_nmse": evaluate_nmse(model, valid)})
             if keep_best and history[-1]["valid_nmse"] <= min(h["valid_nmse"] for h in history):
                 best = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    last_valid_nmse = evaluate_nmse(model, valid)
+    last_valid_nmse = valid_nmse = evaluate_nmse(model, valid)
     if keep_best and history:
         model.load_state_dict(best)
-    return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": evaluate_nmse(model, valid),
+        valid_nmse = evaluate_nmse(model, valid)
+    return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": valid_nmse,
             "last_valid_nmse": last_valid_nmse, "history": history,
             "selection": "best_checkpoint" if keep_best and history else "last"}
 
