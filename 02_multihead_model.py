@@ -444,11 +444,11 @@ def main(args):
 # against steps, which says where more training would lead.
 
 # %%
-RECIPES = {  # name -> changes to the default recipe; "long" runs take 5x the --steps
-    "default": {},
-    "long": {"steps": 5},
-    "long, batch 256, lr 3e-3": {"steps": 5, "batch_size": 256, "lr": 3e-3},
-    "long, random a_i": {"steps": 5, "directions": "random"},
+RECIPES = {  # name -> (multiple of --steps, other changes to the default recipe)
+    "default": (1, {}),
+    "long": (5, {}),
+    "long, batch 256, lr 3e-3": (5, {"batch_size": 256, "lr": 3e-3}),
+    "long, random a_i": (5, {"directions": "random"}),
 }
 
 
@@ -457,11 +457,10 @@ def recipe_study(args):
     lengths = [T for T in args.T if T <= 32] or args.T[:1]
     heads = [h for h in args.heads if h in (args.D - 1, args.D)] or args.heads
     runs = []
-    for name, changes in RECIPES.items():
-        run = dict(base_run(args), recipe=name, select="last")
-        run.update({k: v for k, v in changes.items() if k != "steps"})
-        run["steps"] = args.steps * changes.get("steps", 1)
-        run["evaluate_every"] = max(1, run["steps"] // 20)
+    for name, (factor, changes) in RECIPES.items():
+        steps = args.steps * factor
+        run = dict(base_run(args), **changes, recipe=name, select="last", steps=steps,
+                   evaluate_every=max(1, steps // 20))
         runs += [dict(run, T=T, h=h, seed=args.seed + s)
                  for T in lengths for h in heads for s in range(args.seeds)]
     results = run_sweep(runs, args.workers, label=lambda r: f"{r['recipe']:<26} " + describe(r))
