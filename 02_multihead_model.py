@@ -33,7 +33,6 @@ Output
     seeds, min and mean NMSE of the last model and of the best checkpoint, run time, the curve.
 """
 import math
-import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -95,8 +94,8 @@ class AttentionLayer(nn.Module):
         """queries [B, Q, E], tokens [B, T, E] -> (W_O Concat_i[...] [B, Q, E], weights)."""
         query = torch.einsum("bqe,hne->bqhn", queries, self.W_Q)            # W_Q,i c
         direction = torch.einsum("bqhn,hne->bqhe", query, self.W_K)         # W_K,i^T W_Q,i c
-        scores = beta * torch.einsum("bqhe,bte->bqht", direction, tokens)   # (W_Q,i c)^T W_K,i x(t)
-        weights = scores.softmax(dim=-1)                                    # sigma over t, eq. 5
+        scores = torch.einsum("bqhe,bte->bqht", direction, tokens)          # (W_Q,i c)^T W_K,i x(t)
+        weights = helpers.attention_weights(scores, scale=beta)             # sigma over t, eq. 5
         average = torch.einsum("bqht,bte->bqhe", weights, tokens)           # sum_t sigma(t) x(t)
         values = torch.einsum("bqhe,hne->bqhn", average, self.W_V)          # W_V,i applied once
         return self.W_O(values.flatten(2)), weights                         # [B, Q, E], [B, Q, h, T]
@@ -205,30 +204,6 @@ def train_one(run):
 def describe(result):
     return f"T={result['T']:<4} h={result['h']} seed={result['seed']}  " \
            f"valid NMSE {result['valid_nmse']:.2e}"
-
-
-def run_sweep(runs, workers, train=train_one, label=describe):
-    """Train every run with train(run); on the CPU in `workers` processes with one thread each,
-    the costliest runs first. Prints label(result) as each one finishes."""
-    runs = sorted(runs, key=lambda run: -run["T"] * run["steps"])
-    started, results = time.perf_counter(), []
-
-    def finished(result):
-        results.append(result)
-        helpers.progress(len(results), len(runs), label(result), started)
-
-    if workers > 1 and runs[0]["device"] == "cpu":
-        context = multiprocessing.get_context("fork")  # fork: works from notebooks too
-        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            for result in pool.imap_unordered(train, runs):
-                finished(result)
-    else:
-        if workers > 1:
-            print(f"on {runs[0]['device']} the runs go one after another in this process "
-                  f"(--workers sets CPU processes)", flush=True)
-        for run in runs:
-            finished(train(run))
-    return results
 
 
 # %% [markdown]
@@ -419,7 +394,7 @@ def main(args):
     """Train the sweep of (T, h, seed) and return every number (JSON-ready)."""
     runs = [dict(base_run(args), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = run_sweep(runs, args.workers)
+    results = helpers.run_sweep(runs, args.workers, train_one, describe)
     table = summarise(results)
     reversal = reversal_scores(table, args.heads, args.T)
     knee = {"h": math.ceil(args.D / args.layers), "ratio": {}}  # h = D, or L*h >= D (Conj. 1)
@@ -463,7 +438,8 @@ def recipe_study(args):
                    evaluate_every=max(1, steps // 20))
         runs += [dict(run, T=T, h=h, seed=args.seed + s)
                  for T in lengths for h in heads for s in range(args.seeds)]
-    results = run_sweep(runs, args.workers, label=lambda r: f"{r['recipe']:<26} " + describe(r))
+    results = helpers.run_sweep(runs, args.workers, train_one,
+                                lambda r: f"{r['recipe']:<26} " + describe(r))
     rows = []
     for name in RECIPES:
         for T in lengths:

@@ -184,7 +184,7 @@ def width_sweep(args):
                  layers=1, steps=args.steps, batch_size=64, lr=1e-2, n_train=args.n_train,
                  n_valid=args.n_valid, data_seed=args.seed, device=args.device)
             for T in args.T for h in args.heads for N in args.widths for s in range(args.seeds)]
-    return model_file.run_sweep(runs, args.workers)
+    return helpers.run_sweep(runs, args.workers, model_file.train_one, model_file.describe)
 
 
 def fit_slope(x, y):

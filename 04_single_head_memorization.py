@@ -285,9 +285,9 @@ def trained_routes(args):
                  n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                  device=args.device)
             for route, h in routes.items() for T in args.T for s in range(args.seeds)]
-    results = model_file.run_sweep(runs, args.workers, train=train_route,
-                                   label=lambda r: f"{r['route']:<9} T={r['T']:<3} "
-                                                   f"seed={r['seed']}  NMSE {r['valid_nmse']:.2e}")
+    results = helpers.run_sweep(runs, args.workers, train_route,
+                                lambda r: f"{r['route']:<9} T={r['T']:<3} "
+                                          f"seed={r['seed']}  NMSE {r['valid_nmse']:.2e}")
     table = {}
     for route in routes:
         for T in args.T:

@@ -11,7 +11,10 @@ construction) stays in its numbered file. Contents, in order of use:
     cli_argv()                          the command-line arguments, or [] inside a notebook
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
+    attention_logits, attention_weights the one attention-scale convention: where beta and B live
+    t_interval                          mean and 95% Student-t interval over paired seeds
     train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
+    run_sweep                           independent training runs in CPU processes, longest first
     run_main                            main(args), timed; a non-finite number ends it in one line
     save_results, save_figure           atomic JSON (finite numbers only) and PNG under --out
     label_log_axis, progress            plain log-axis ticks; one line per finished config
@@ -21,6 +24,7 @@ import argparse
 import importlib.util
 import json
 import math
+import multiprocessing
 import os
 import random
 import sys
@@ -236,6 +240,58 @@ def count_parameters(module):
 
 
 # ----------------------------------------------------------------------------------------------
+# Attention logits: one convention for every file
+# ----------------------------------------------------------------------------------------------
+def attention_logits(scores, scale, cap=None):
+    """The logits that enter the softmax, from raw scores (W_Q x)^T (W_K y).
+
+    The one attention-scale convention of this repository: s = scale * score, where files 05
+    and 06 use scale = 1/sqrt(head_dim) (the usual transformer scale) and file 02 uses paper A's
+    beta of eq. 5 (1 by default). "Bounded logits" (paper B, Theorem 5.1; file 05) always means
+    |s| <= B for these scaled logits; with cap = B they are squeezed to B tanh(s / B).
+    """
+    logits = scale * scores
+    return logits if cap is None else cap * torch.tanh(logits / cap)       # |s| <= B
+
+
+def attention_weights(scores, scale, cap=None, mask=None):
+    """Softmax over the last axis of attention_logits(...); mask (True = not allowed) last."""
+    logits = attention_logits(scores, scale, cap)
+    if mask is not None:
+        logits = logits.masked_fill(mask, -math.inf)
+    return logits.softmax(dim=-1)
+
+
+def t_quantile(df, level=0.975):
+    """The Student-t quantile t_{level, df}, by bisection on the CDF integrated numerically."""
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def cdf(x, pieces=2000):                                                # Simpson on [0, x]
+        density = [math.exp(log_norm - (df + 1) / 2 * math.log1p((x * i / pieces) ** 2 / df))
+                   for i in range(pieces + 1)]
+        weights = [1 if i in (0, pieces) else 4 if i % 2 else 2 for i in range(pieces + 1)]
+        return 0.5 + x / pieces / 3 * sum(w * f for w, f in zip(weights, density))
+
+    low, high = 0.0, 1000.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if cdf(middle) < level else (low, middle)
+    return (low + high) / 2
+
+
+def t_interval(values):
+    """(mean, low, high): the mean of n >= 2 paired differences and its 95% t-interval."""
+    values = [float(v) for v in values]
+    n = len(values)
+    if n < 2:
+        raise ValueError("a confidence interval needs at least two seeds")
+    mean = sum(values) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = t_quantile(n - 1) * std / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+# ----------------------------------------------------------------------------------------------
 # Training
 # ----------------------------------------------------------------------------------------------
 class NonFiniteLoss(RuntimeError):
@@ -326,6 +382,30 @@ def diverged(name, loss, step, lr):
     """The message for a non-finite loss on finite data: what is known, and one likely cause."""
     return (f"{name}: loss became {loss} at step {step} of training on finite data "
             f"(peak learning rate {lr:g}); the optimisation diverged, a smaller --lr may help")
+
+
+def run_sweep(runs, workers, train, label):
+    """Train every run with train(run); on the CPU in `workers` processes with one thread each,
+    the costliest runs first (run["T"] * run["steps"]). Prints label(result) as each finishes."""
+    runs = sorted(runs, key=lambda run: -run["T"] * run["steps"])
+    started, results = time.perf_counter(), []
+
+    def finished(result):
+        results.append(result)
+        progress(len(results), len(runs), label(result), started)
+
+    if workers > 1 and runs[0]["device"] == "cpu":
+        context = multiprocessing.get_context("fork")  # fork: works from notebooks too
+        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            for result in pool.imap_unordered(train, runs):
+                finished(result)
+    else:
+        if workers > 1:
+            print(f"on {runs[0]['device']} the runs go one after another in this process "
+                  f"(--workers sets CPU processes)", flush=True)
+        for run in runs:
+            finished(train(run))
+    return results
 
 
 def run_main(main, args):

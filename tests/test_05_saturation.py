@@ -1,4 +1,5 @@
-"""05_saturation.py: the bounded-logit lemma, the target's spectrum, SVD truncation, training."""
+"""05_saturation.py: the lemma and entropy bound, both targets, the oracle, the variance split,
+capped logits, SVD truncation, training, and the JSON format."""
 import json
 import math
 
@@ -13,13 +14,27 @@ saturation = helpers.load_concept("05_saturation")
 
 @pytest.mark.parametrize("B", [0.1, 1.0, 3.0])
 @pytest.mark.parametrize("seq_len", [1, 2, 17, 1000])
-def test_bounded_logit_lemma_holds_including_the_extremes(B, seq_len):
+def test_bounded_logit_lemma_and_entropy_bound_hold_including_the_extremes(B, seq_len):
     row = saturation.lemma_extremes(B, seq_len, n_random=300, seed=seq_len)
     assert row["lower"] * (1 - 1e-9) <= row["L_min_p"] <= row["L_max_p"] <= row["upper"] * (
         1 + 1e-9)
+    assert row["min_normalised_entropy"] >= row["entropy_bound"] - 1e-9
     # the worst case (one logit at +B, the rest at -B) by hand
     expected = seq_len * math.exp(B) / (math.exp(B) + (seq_len - 1) * math.exp(-B))
     assert row["L_max_p"] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("B", [0.5, 2.0])
+def test_entropy_bound_holds_for_adversarial_logits(B):
+    torch.manual_seed(0)
+    for seq_len in (8, 100, 5000):
+        # the entropy's minimiser puts few logits at +B and the rest at -B: try every count
+        for n_high in (1, 2, seq_len // 10 + 1, seq_len // 2):
+            logits = torch.full((seq_len,), -B, dtype=torch.float64)
+            logits[:n_high] = B
+            p = logits.softmax(0)
+            entropy = float(-(p * p.log()).sum()) / math.log(seq_len)
+            assert entropy >= saturation.entropy_bound(B, seq_len) - 1e-12
 
 
 def test_entropy_approaches_uniform_as_L_grows():
@@ -28,8 +43,20 @@ def test_entropy_approaches_uniform_as_L_grows():
     assert entropies[0] < entropies[1] < entropies[2] <= 1
 
 
-@pytest.mark.parametrize("rank, alpha", [(16, 1.0), (5, 0.5), (1, 2.0)])
-def test_target_coupling_has_the_configured_rank_and_spectrum(rank, alpha):
+def test_softmax_target_equals_a_slow_loop():
+    M, _ = saturation.coupling(4, 4, 1.0, 2.0, seed=0)
+    value = torch.tensor([0.5, -1.0, 2.0, 0.0])
+    x, _, _ = saturation.spectrum_task(3, 6, 4, M, seed=2)
+    y = saturation.softmax_target(x, M, value, cap=1.5)
+    for k in range(3):
+        logits = [1.5 * math.tanh(float(x[k, -1] @ M @ x[k, s]) / 1.5) for s in range(6)]
+        weights = [math.exp(v) / sum(math.exp(u) for u in logits) for v in logits]
+        expected = sum(w * float(x[k, s] @ value) for s, w in enumerate(weights))
+        assert float(y[k]) == pytest.approx(expected, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("rank, alpha", [(16, 1.0), (5, 0.5), (1, 2.0), (6, 0.0)])
+def test_spectrum_coupling_has_the_configured_rank_and_spectrum(rank, alpha):
     M, sigma = saturation.coupling(16, rank, alpha, scale=3.0, seed=1)
     singular = torch.linalg.svdvals(M)
     assert int((singular > 1e-5).sum()) == rank
@@ -39,15 +66,80 @@ def test_target_coupling_has_the_configured_rank_and_spectrum(rank, alpha):
     assert float(torch.linalg.matrix_norm(M)) == pytest.approx(3.0, rel=1e-4)
 
 
-def test_target_equals_a_slow_loop():
-    M, _ = saturation.coupling(4, 4, 1.0, 2.0, seed=0)
-    value = torch.tensor([0.5, -1.0, 2.0, 0.0])
-    x, y = saturation.make_saturation_data(3, 6, 4, M, value, seed=2, cap=1.5)
-    for k in range(3):
-        logits = [1.5 * math.tanh(float(x[k, -1] @ M @ x[k, s]) / 1.5) for s in range(6)]
-        weights = [math.exp(v) / sum(math.exp(u) for u in logits) for v in logits]
-        expected = sum(w * float(x[k, s] @ value) for s, w in enumerate(weights))
-        assert float(y[k]) == pytest.approx(expected, rel=1e-4, abs=1e-6)
+def test_match_task_plants_exact_matches_and_reads_only_values():
+    n, L, dim, rank, n_match = 50, 12, 10, 6, 3
+    x, M, value = saturation.match_task(n, L, dim, rank, n_match, sharpness=3.0, seed=0)
+    keys, values = x[..., :rank], x[..., rank:]
+    torch.testing.assert_close(keys.norm(dim=-1), torch.ones(n, L))
+    assert torch.all(values[:, -1] == 0)                                    # the query's value
+    matches = (keys[:, :-1] - keys[:, -1:]).abs().amax(dim=-1) < 1e-6       # [n, L-1]
+    assert torch.all(matches.sum(dim=1) == n_match)
+    assert int(torch.linalg.matrix_rank(M)) == rank
+    assert float(M[0, 0]) == pytest.approx(3.0 * math.log(L))
+    assert torch.all(value[:rank] == 0) and float(value.norm()) == pytest.approx(1.0)
+
+
+def test_match_share_by_a_slow_loop():
+    x, M, _ = saturation.match_task(20, 10, 6, 4, 2, sharpness=3.0, seed=3)
+    shares = []
+    for k in range(20):
+        scores = [float(x[k, -1] @ M @ x[k, s]) for s in range(10)]
+        total = sum(math.exp(v) for v in scores)
+        shares.append(sum(math.exp(scores[s]) / total for s in range(9)
+                          if torch.allclose(x[k, s, :4], x[k, -1, :4])))
+    assert saturation.match_share(x, M, 4) == pytest.approx(sum(shares) / 20, rel=1e-5)
+
+
+def test_match_target_does_not_get_easier_for_rank_1_as_L_grows():
+    """The property the part-b experiment rests on (the part-c target fails it)."""
+    oracle = {}
+    for L in (16, 256):
+        x, M, value = saturation.match_task(1000, L, 16, 8, 2, sharpness=3.0, seed=L)
+        y = saturation.softmax_target(x, M, value)
+        oracle[L] = saturation.oracle_nmse(x, y, M, value, rank=1)
+    assert oracle[256] >= oracle[16]
+
+
+@pytest.mark.parametrize("task", ["match", "spectrum"])
+@pytest.mark.parametrize("cap", [None, 1.0])
+def test_oracle_at_full_rank_is_exact_and_never_worse_with_more_rank(task, cap):
+    if task == "match":
+        x, M, value = saturation.match_task(300, 20, 8, 4, 2, sharpness=3.0, seed=0)
+        full = 4
+    else:
+        M, _ = saturation.coupling(6, 6, 1.0, 2.0, seed=0)
+        x, M, value = saturation.spectrum_task(300, 20, 6, M, seed=0)
+        full = 6
+    y = saturation.softmax_target(x, M, value, cap)
+    assert saturation.oracle_nmse(x, y, M, value, full, cap) < 1e-10
+    assert saturation.oracle_nmse(x, y, M, value, 1, cap) <= 1.0 + 1e-9   # factor 0 is allowed
+
+
+@pytest.mark.parametrize("seq_len", [2, 16, 64])
+def test_variance_split_adds_up_to_the_variance(seq_len):
+    M, _ = saturation.coupling(8, 8, 1.0, 2.0, seed=0)
+    split = saturation.variance_split(40, 10, seq_len, M, cap=2.0, seed=1)
+    assert split["query_part"] + split["context_part"] == pytest.approx(split["total"], rel=1e-4)
+    assert split["query_part"] >= 0 and split["context_part"] >= 0
+
+
+def test_capped_logits_never_exceed_B():
+    torch.manual_seed(0)
+    head = saturation.SingleHead(dim=8, head_dim=4, cap=1.5)
+    with torch.no_grad():
+        head.W_Q.mul_(100), head.W_K.mul_(100)                              # huge raw scores
+        logits = head.logits(torch.randn(20, 30, 8))
+    assert float(logits.abs().max()) <= 1.5
+    assert float(logits.abs().max()) > 1.4                                  # and the cap is hit
+
+
+def test_attention_scale_is_one_over_sqrt_head_dim():
+    torch.manual_seed(0)
+    head = saturation.SingleHead(dim=5, head_dim=4)
+    x = torch.randn(2, 3, 5)
+    by_hand = torch.stack([torch.stack([(head.W_Q @ x[n, -1]) @ (head.W_K @ x[n, s]) / 2.0
+                                        for s in range(3)]) for n in range(2)])
+    torch.testing.assert_close(head.logits(x), by_hand)
 
 
 def test_svd_truncation_is_exact_at_full_rank_and_has_rank_r():
@@ -55,36 +147,68 @@ def test_svd_truncation_is_exact_at_full_rank_and_has_rank_r():
     head = saturation.SingleHead(dim=8, head_dim=5)
     W_Q, W_K = saturation.truncate_qk(head.W_Q, head.W_K, 5)
     torch.testing.assert_close(W_Q.T @ W_K, head.W_Q.T @ head.W_K, rtol=1e-4, atol=1e-5)
-    x = torch.randn(4, 9, 8)
-    full = saturation.SingleHead(8, 5)
-    with torch.no_grad():
-        full.W_Q.copy_(W_Q), full.W_K.copy_(W_K), full.w_V.copy_(head.w_V)
-        torch.testing.assert_close(full(x), head(x), rtol=1e-4, atol=1e-5)
+    x, y = torch.randn(40, 9, 8), torch.randn(40)
+    curve = saturation.truncation_curve(head, (x, y), [1, 2, 5])
+    assert curve[-1]["valid_nmse"] == pytest.approx(helpers.evaluate_nmse(head, (x, y)),
+                                                    rel=1e-4)
     for rank in (1, 2, 4):
         W_Q, W_K = saturation.truncate_qk(head.W_Q, head.W_K, rank)
         assert W_Q.shape == (rank, 8)
         assert int(torch.linalg.matrix_rank(W_Q.T @ W_K)) == rank
 
 
-def test_tiny_training_full_d_beats_d_1():
-    base = dict(L=16, T=16, cap=None, seed=0, dim=8, rank=8, alpha=1.0, logit_scale=2.0,
-                steps=600, batch_size=128, lr=1e-2, n_train=2000, n_valid=500, data_seed=0,
-                device="cpu")
+@pytest.mark.parametrize("df, table", [(1, 12.706), (4, 2.776), (30, 2.042)])
+def test_t_quantile_matches_the_standard_table(df, table):
+    assert helpers.t_quantile(df) == pytest.approx(table, abs=2e-3)
+
+
+def test_t_interval_contains_the_mean_and_is_a_point_without_spread():
+    mean, low, high = helpers.t_interval([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert low < mean == 3.0 < high
+    assert high - mean == pytest.approx(2.776 * math.sqrt(2.5) / math.sqrt(5), rel=1e-3)
+    assert helpers.t_interval([0.5, 0.5]) == (0.5, 0.5, 0.5)
+    with pytest.raises(ValueError):
+        helpers.t_interval([1.0])
+
+
+def test_tiny_training_full_rank_beats_rank_1_on_the_match_task():
+    base = dict(task="match", L=16, T=16, cap=None, seed=0, dim=8, match_rank=4, n_match=2,
+                sharpness=3.0, steps=600, batch_size=128, lr=1e-2, n_train=2000, n_valid=500,
+                data_seed=0, device="cpu")
     small = saturation.train_head({**base, "head_dim": 1})
-    full = saturation.train_head({**base, "head_dim": 8})
-    assert full["valid_nmse"] < small["valid_nmse"]
+    full = saturation.train_head({**base, "head_dim": 4})
+    assert full["valid_nmse"] < small["valid_nmse"] - 0.2
 
 
-def test_main_quick(quick_args):
-    result = saturation.main(quick_args(saturation, "--workers", "2"))
-    json.dumps(result)
-    assert set(result["saturation"]) == {"free", "capped"}
+def test_main_quick_writes_the_documented_format(quick_args):
+    args = quick_args(saturation, "--workers", "2")
+    result = saturation.main(args)
+    json.dumps(result, allow_nan=False)
+    side = result["model_side"]
+    for L in map(str, args.L):
+        for d in map(str, args.head_dims):
+            entry = side["free"][L][d]
+            assert len(entry["seeds"]) == args.seeds
+            assert entry["min"] <= entry["mean"]
+        for B in args.caps:
+            assert set(side["capped"][f"{B:g}"][L]) == set(map(str, args.head_dims))
+            assert math.isfinite(side["gain"]["capped"][f"{B:g}"][L])
+        assert math.isfinite(side["gain"]["free"][L])
+    confound = result["confound"]
+    for L in map(str, args.confound_L):
+        assert set(confound["variance_split"][L]) >= {"query_part", "context_part"}
+        assert confound["oracle"][L][str(args.rank)] < 1e-6                 # full rank: exact
 
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--head-dims", "1,32"], "--head-dims"), (["--rank", "40"], "--rank"),
-    (["--head-dims", "4,2"], "--head-dims"), (["--L", "0"], "--L"),
-    (["--device", "no-such-device"], "--device"),
+    (["--head-dims", "4,2"], "--head-dims"), (["--confound-L", "1"], "--confound-L"),
+    (["--device", "no-such-device"], "--device"), (["--caps", "0"], "--caps"),
+    (["--match-rank", "16"], "--match-rank"), (["--head-dims", "1,4"], "--head-dims"),
+    (["--L", "3"], "--L"), (["--seeds", "1"], "--seeds"),
+    (["--confound-head-dims", "4,2"], "--confound-head-dims"), (["--sharpness", "0"],
+                                                                "--sharpness"),
+    (["--n-match", "0"], "--n-match"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("05_saturation", flags, flag_name)

@@ -58,7 +58,9 @@ KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05)
     "04_single_head_memorization": [["--epsilons", "1e-9"], ["--construction-T", "64",
                                                              "--epsilons", "0.001"]],
     "05_saturation": [["--dim", "1", "--rank", "1", "--head-dims", "1"],
-                      ["--L", "1", "--lemma-L", "1"]],
+                      ["--L", "1", "--lemma-L", "1"], ["--match-rank", "1", "--head-dims", "1,2"],
+                      ["--n-match", "5", "--L", "6"], ["--confound-head-dims", "1,2",
+                                                      "--confound-L", "2"]],
     "06_allocation": [["--ab-budget", "12", "--layers-n", "3"], ["--text-chars", "1"],
                       ["--budget", "1", "--fixed-heads", "1"], ["--T", "1"]],
 }
