@@ -710,7 +710,7 @@ def report(result, args):
     for B in side["capped"]:
         kinds[f"capped B={B}"] = (side["capped"][B], side["oracle"]["capped"][B],
                                   side["gain"]["capped"][B], side["gain_change"]["capped"][B])
-    print(f"b. model side (target stays hard; its matches get "
+    print("b. model side (target stays hard; its matches get "
           + ", ".join(f"{v:.0%}" for v in side["oracle"]["target_match_share"].values())
           + f" of its attention at L = {args.L}): mean +- std validation NMSE over {args.seeds} "
             f"seeds at d = {args.head_dims}; [oracle]")

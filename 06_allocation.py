@@ -4,33 +4,40 @@
 # Paper B (arXiv 2510.03784), Section 4 (the heads-against-head-dimension trade-off of an
 # extraction layer, Eq. 3), Section 6 (compression and allocation experiments) and its
 # allocation strategy, built on file 02 (enough heads to extract) and file 05 (saturation, SVD
-# truncation). **The paper's body is not among our sources**; the fit, the allocation rule and
-# all tasks here are our reconstructions, marked **[inferred]**.
+# truncation). **The paper's body is not among our sources**; the tasks, the fit and the
+# allocation rule here are our reconstructions, marked **[inferred]**. Every experiment is
+# built so that it could come out against the rule it tests: each task has an option that
+# should lose, a training-free oracle or a baseline beside it, and paired seeds.
 
 # %%
 """06 · Allocating attention heads and head dimensions across layers (paper B, Sections 4, 6).
 
 What it shows
-    a. One extraction layer at a fixed budget H*d: test error against the number of heads H on a
-       task that needs M = 3 past tokens; a fit E = A H^-a + B d^-b and its optimum H*.
-    b. A small multi-layer transformer (residuals, layer norm, heads and head dimension per
-       layer): uniform, front-loaded and back-loaded allocations at equal attention budget, on a
-       synthetic task (extract, then aggregate) and on character-level text (Python's own
-       docstrings, gathered at run time, or any file given with --text).
-    c. SVD-truncating one head at a time (file 05's routine): loss increase against rank, early
-       layers against late layers.
-    d. allocate(budget, n_layers, D, seq_len): the strategy as a function.
-    e. A closing table of rules, each with its evidence and strength.
+    a. Both sides of the fixed-budget trade-off: multi-query associative recall (M queries,
+       keys of dimension p) with one layer of H heads of dimension d = M p / H. Too few heads
+       mix the M values; too small a head dimension loses the rank-p match. A training-free
+       oracle predicts a U-shape with its minimum at H = M; the trained curve is put beside it
+       and fitted with E = E0 + A H^-a + B d^-b.
+    b. Allocations that can win or lose: two-layer models with equal attention budgets
+       (uniform, front-loaded, back-loaded, asserted equal) on two tasks with opposite demands
+       (the rank-p match in layer 1, or in layer 2), plus front-loaded with a reduced late
+       budget; paired differences over 5 seeds with 95% t-intervals.
+    c. Text that uses context: character models at T = 64 on Python's own docstrings (no
+       download) against a count-based 4-gram on the same split; the same paired statistics.
+    d. Rank by layer: each head's SVD-truncation cost at rank r, divided by the cost of
+       removing its score (rank 0), per layer, over all text models.
+    e. allocate(budget, n_layers, D, seq_len): the strategy as a function that keeps its budget,
+       each rule tied to the run that supports it, and a closing table.
 
 Run it
-    python 06_allocation.py                   # default: 1 min 40 s on a 2-core CPU
-    python 06_allocation.py --text my.txt     # your own text for part b
-    python 06_allocation.py --full            # more steps and seeds (GPU not yet timed)
+    python 06_allocation.py                   # default: 10 min 40 s on a 2-core CPU
+    python 06_allocation.py --text my.txt     # your own text for part c
+    python 06_allocation.py --full            # more seeds, H = 32, longer text (GPU not timed)
     python 06_allocation.py --quick           # seconds; what the tests use
 
 Output
     results/06_allocation.json; figures/06_fixed_budget.png, 06_allocations.png,
-    06_truncation_by_layer.png
+    06_rank_by_layer.png
 """
 import importlib
 import json
@@ -38,6 +45,7 @@ import math
 import sys
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -117,48 +125,60 @@ class AllocatedTransformer(nn.Module):
         return out if self.language_model else out[:, -1, 0]
 
 
+# %% [markdown]
+# ## e. The strategy as a function **[inferred]**
+#
+# Paper B's qualitative rule: early layers extract and need enough heads; later layers see a
+# saturated softmax, so they can use smaller head dimensions. The paper gives no formula. Ours,
+# with the run that supports each rule (file and JSON key) or marked as an assumption:
+#
+# 1. **The first layer gets exactly $D$ heads** — one per token it must extract. Supported by
+#    02 (`results/02_multihead_model.json` → `knee`: the error falls 43–72× at $h = D$) and by
+#    part a here (`fixed_budget` → `trained`, `oracle`: the minimum at $H = M$).
+# 2. **It gets half of the budget** (all of it in a one-layer model), so
+#    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
+# 3. **Later layers use half the first layer's head dimension** and share the rest of the budget
+#    equally, as many heads as their share allows. Supported only where part b's
+#    `comparison` → `match-aggregate` → `paired` → `front-reduced - uniform` says that a
+#    smaller
+#    late budget costs nothing, on a task whose matching happens in layer 1; the control task
+#    (`prefix-match`) shows the opposite, so this rule is an *assumption* about which kind of
+#    task a model faces. The sequence length is accepted but changes nothing: no run here ties
+#    a threshold on $T$ to the allocation (file 05 finds saturation only for bounded logits).
+#
+# The budget is a promise: the layers never hold more than `budget` in total (a property test
+# checks a grid of inputs). The smallest budget the rules can meet is $D + (n - 1)$: $D$ heads
+# of dimension 1 first, then one head of dimension 1 per later layer.
+
+# %%
 def attention_budget(layers):
     """Sum over layers of heads * head_dim (the attention parameters are 4 E times this)."""
     return sum(h * d for h, d in layers)
 
 
-# %% [markdown]
-# ## d. The strategy as a function **[inferred]**
-#
-# Paper B's qualitative rule: early layers extract and need enough heads (file 02: at least $D$,
-# the number of tokens to extract); later layers see saturated softmax (file 05), so they can use
-# smaller head dimensions. The paper gives no formula and no early/late boundary; ours:
-#
-# 1. the first layer (the extraction layer) gets $H_1 = D$ heads and half the budget (all of it
-#    in a one-layer model), $d_1 = \lfloor \text{budget}/(2D) \rfloor$;
-# 2. every later layer gets an equal share of the rest, with head dimension
-#    $d_\ell = \max(1, \lfloor d_1 / 2 \rfloor)$, halved once more when $T \ge 256$ (saturation
-#    is strongest on long sequences), and as many heads as its share allows.
-#
-# A budget too small for $D$ heads of dimension 1 in the first layer plus one head per later
-# layer is rejected.
-
-# %%
 def allocate(budget, n_layers, D, seq_len, width=None, verbose=False):
-    """[(heads, head_dim)] per layer following the rules above; prints a table when verbose."""
-    if n_layers < 1 or D < 1 or seq_len < 1:
-        raise ValueError("n_layers, D and seq_len must be at least 1")
-    if budget < D + (n_layers - 1):
-        raise ValueError(f"budget {budget} is too small: the first layer needs D = {D} heads "
-                         f"of dimension >= 1 and each of the {n_layers - 1} later layers one head")
-    first_share = budget if n_layers == 1 else budget // 2
-    first_dim = max(1, first_share // D)
-    layers = [(D, first_dim)]
-    if n_layers > 1:
-        late_dim = max(1, first_dim // 2)
-        if seq_len >= 256:
-            late_dim = max(1, late_dim // 2)
-        rest = budget - D * first_dim
-        for layer in range(n_layers - 1):
-            share = rest // (n_layers - 1 - layer)
-            heads = max(1, share // late_dim)
-            layers.append((heads, late_dim))
-            rest -= heads * late_dim
+    """[(heads, head_dim)] per layer following the rules above, never over `budget`."""
+    values = {"budget": budget, "n_layers": n_layers, "D": D, "seq_len": seq_len}
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"allocate: {name} must be a whole number >= 1, got {value!r}")
+    minimum = D + n_layers - 1
+    if budget < minimum:
+        raise ValueError(f"allocate: budget {budget} is too small; the minimum for D = {D} and "
+                         f"{n_layers} layers is {minimum} (D heads of dimension 1 in the first "
+                         f"layer, one head of dimension 1 in each later one)")
+    later = n_layers - 1
+    first_share = budget if later == 0 else budget // 2                    # rule 2
+    first_dim = max(1, min(first_share, budget - later) // D)               # leaves 1 per later
+    layers = [(D, first_dim)]                                               # rule 1
+    rest = budget - D * first_dim
+    late_dim = max(1, first_dim // 2)                                       # rule 3
+    for index in range(later):
+        share = rest // (later - index)                                     # >= 1 by the check
+        head_dim = min(late_dim, share)
+        layers.append((share // head_dim, head_dim))
+        rest -= layers[-1][0] * head_dim
+    assert attention_budget(layers) <= budget
     if verbose:
         print(f"allocate(budget={budget}, n_layers={n_layers}, D={D}, T={seq_len}):")
         print("  layer  heads  head_dim  heads*head_dim" + ("  attention params" if width
@@ -170,100 +190,223 @@ def allocate(budget, n_layers, D, seq_len, width=None, verbose=False):
 
 
 # %% [markdown]
-# ## a. One extraction layer at a fixed budget
+# ## a. Both sides of the fixed-budget trade-off
 #
-# Tokens $x_t \sim \mathcal N(0, I_p)$ (white noise), and a target that needs $M = 3$ earlier
-# tokens besides the last one: $y = F(x_T, x_{T-1}, x_{T-2}, x_{T-3})$ with $F$ a fixed random
-# two-layer tanh network (a nonlinear "4-gram", after the reviewers' description of paper B's
-# Figure 2). One block with $H$ heads of dimension $d = \text{budget}/H$. Too few heads and the
-# three tokens collide in one head's average (file 02); too small a head dimension and each head
-# carries too little of a token and forms its attention from a low-rank score (file 05).
+# **Multi-query associative recall** [inferred: our task]. $L$ memory tokens carry a key
+# $k_s$ on the unit sphere of $\mathbb R^p$ and a value $v_s \in \mathbb R^2$; one last token
+# carries $M$ queries, exact copies of $M$ distinct stored keys $k_{s_1}, \dots, k_{s_M}$, each
+# in its own slot. The target is
 #
-# We fit $E(H) \approx A H^{-a} + B d^{-b}$ with $d = \text{budget}/H$ (least squares on
-# $\log E$) and mark $H^* = (aA/(bB))^{1/(a+b)}\,\text{budget}^{b/(a+b)}$, the minimiser of the
-# fitted curve, beside the measured best.
+# $$y = \sum_{m=1}^{M} c_m^\top v_{s_m}, \qquad
+#   c_m = (\cos \tfrac{m\pi}{M}, \sin \tfrac{m\pi}{M}),$$
+#
+# read at the last token. Token layout: [key slot ($p$) | $M$ query slots ($Mp$) | value (2)].
+# One pre-LN block with $H$ heads of dimension $d = Mp/H$ (the budget $H d = Mp$ is fixed) and
+# an MLP, then a linear read-out.
+#
+# Why both sides can hurt: a head scores memory tokens with a rank-$d$ form, so with $d < p$ it
+# sees only $d$ of the key's $p$ directions and distractors come close (file 05's point); with
+# $H < M$ one head must serve several queries and returns an *average* of their values, which no
+# read-out can split again when the $c_m$ differ (file 02's point).
+#
+# **The oracle** [training-free]: a hand-built head assignment at each $H$ — for $H \le M$, head
+# $i$ scores $\sum_{m \in \text{group}_i} q_m^\top k_s$ (its $M/H$ queries at full rank); for
+# $H > M$, $H/M$ heads per query, each with a $d$-coordinate slice of it — with the best
+# sharpness from a grid and the best linear read-out of the heads' outputs (least squares). It
+# shows what the model class can do at each $H$ without any optimisation.
 
 # %%
-def teacher(inputs, hidden, seed):
-    """A fixed random 2-layer tanh network R^inputs -> R, the target function F."""
+def recall_task(n, seq_len, dim, n_queries, seed):
+    """x [n, L+1, (M+1)p + 2], y [n], and (keys, values, queries) for the oracle."""
     generator = torch.Generator().manual_seed(seed)
-    first = torch.randn(inputs, hidden, generator=generator) / math.sqrt(inputs)
-    second = torch.randn(hidden, generator=generator) / math.sqrt(hidden)
-    return lambda z: torch.tanh(z @ first) @ second
+    keys = torch.randn(n, seq_len, dim, generator=generator)
+    keys = keys / keys.norm(dim=-1, keepdim=True)                           # on the sphere
+    values = torch.randn(n, seq_len, 2, generator=generator)
+    picked = torch.rand(n, seq_len, generator=generator).argsort(dim=1)[:, :n_queries]
+    queries = keys.gather(1, picked[..., None].expand(-1, -1, dim))         # [n, M, p]
+    memory = torch.cat([keys, torch.zeros(n, seq_len, n_queries * dim), values], dim=-1)
+    last = torch.cat([torch.zeros(n, 1, dim), queries.reshape(n, 1, n_queries * dim),
+                      torch.zeros(n, 1, 2)], dim=-1)
+    angles = torch.arange(1, n_queries + 1) * math.pi / n_queries
+    read = torch.stack([angles.cos(), angles.sin()], dim=1)                 # c_m, [M, 2]
+    answers = values.gather(1, picked[..., None].expand(-1, -1, 2))         # v_{s_m}, [n, M, 2]
+    y = (answers * read).sum(dim=(1, 2))
+    return torch.cat([memory, last], dim=1), y, (keys, values, queries)
 
 
-def make_lag_data(n, seq_len, dim, lags, seed):
-    """x [n, T, p] white noise, y [n] = F(x_T, x_{T-l} for l in lags), standardised."""
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, seq_len, dim, generator=generator)
-    picked = torch.cat([x[:, -1 - lag] for lag in [0, *lags]], dim=1)      # [n, (M+1) p]
-    y = teacher(picked.shape[1], 32, seed + 1)(picked)
-    return x, (y - y.mean()) / y.std()
+SHARPNESS = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
 
 
-def make_aggregate_data(n, seq_len, dim, seed):
-    """Extract, then aggregate: y = mean_t g(x_t, x_{t-1}), g a fixed random tanh network."""
-    generator = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, seq_len, dim, generator=generator)
-    pairs = torch.cat([x[:, 1:], x[:, :-1]], dim=2)                       # [n, T-1, 2p]
-    y = teacher(2 * dim, 32, seed + 1)(pairs).mean(dim=1) * math.sqrt(seq_len)
-    return x, (y - y.mean()) / y.std()
+@torch.no_grad()
+def recall_oracle(parts, y, n_heads):
+    """NMSE of the hand-built H-head assignment (best sharpness, best linear read-out)."""
+    keys, values, queries = parts
+    n_queries, dim = queries.shape[1:]
+    head_dim = n_queries * dim // n_heads
+    best = math.inf
+    for sharpness in SHARPNESS:
+        outputs = []
+        for head in range(n_heads):
+            if n_heads <= n_queries:                                        # several queries
+                group = range(head * n_queries // n_heads, (head + 1) * n_queries // n_heads)
+                scores = sum(torch.einsum("nsp,np->ns", keys, queries[:, m]) for m in group)
+            else:                                                           # a slice of one
+                per_query = n_heads // n_queries
+                m, part = divmod(head, per_query)
+                cut = slice(part * head_dim, (part + 1) * head_dim)
+                scores = torch.einsum("nsp,np->ns", keys[..., cut], queries[:, m, cut])
+            weights = (sharpness * scores).softmax(dim=1)
+            outputs.append(torch.einsum("ns,nsc->nc", weights, values))     # [n, 2]
+        features = torch.cat([*outputs, torch.ones(len(y), 1)], dim=1)
+        coefficients = torch.linalg.lstsq(features, y[:, None]).solution
+        best = min(best, helpers.nmse(features @ coefficients[:, 0], y))
+    return best
 
 
-def train_config(run):
-    """Train one regression run (part a or b); a plain dict in and out, for the process pool."""
-    started = time.perf_counter()
-    make = make_lag_data if run["task"] == "lags" else make_aggregate_data
-    extra = {"lags": run["lags"]} if run["task"] == "lags" else {}
-    x, y = make(run["n_train"] + run["n_valid"], run["T"], run["dim"], seed=run["data_seed"],
-                **extra)
-    x, y = x.to(run["device"]), y.to(run["device"])
-    train = (x[:run["n_train"]], y[:run["n_train"]])
-    valid = (x[run["n_train"]:], y[run["n_train"]:])
-    helpers.seed_everything(run["seed"])
-    model = AllocatedTransformer(run["layers"], run["width"], run["T"],
-                                 token_dim=run["dim"]).to(run["device"])
-    fit = helpers.train_regression(model, train, valid, steps=run["steps"], batch_size=64,
-                                   lr=run["lr"], seed=run["seed"], name=run["name"])
-    return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
-            "seconds": time.perf_counter() - started}
+def fit_tradeoff(heads, errors, budget, steps=2000):
+    """Fit E = E0 + A H^-a + B (budget/H)^-b (E0, A, B, a, b >= 0) by least squares on log E.
 
-
-def fit_tradeoff(heads, errors, budget, steps=3000):
-    """Fit E = A H^-a + B (budget/H)^-b to (heads, errors) by least squares on log E.
-
-    Returns A, a, B, b and the optimum H* of the fitted curve.
+    Returns the parameters and H*, the minimiser of the fitted curve on 1 <= H <= budget.
     """
     H = torch.tensor(heads, dtype=torch.float64)
-    target = torch.tensor(errors, dtype=torch.float64).log()
+    target = torch.tensor(errors, dtype=torch.float64).clamp_min(1e-8).log()
     d = budget / H
     best = None
-    for a0 in (0.5, 1.0, 2.0):  # a few starts: the fit is not convex
-        params = torch.tensor([math.log(max(errors)), a0, math.log(min(errors)), a0],
-                              dtype=torch.float64, requires_grad=True)
+    for start in (0.5, 2.0):  # two starts: the fit is not convex
+        params = torch.tensor([math.log(min(errors) + 1e-8), math.log(max(errors)), start,
+                               math.log(max(errors)), start], dtype=torch.float64,
+                              requires_grad=True)
         optimizer = torch.optim.Adam([params], lr=0.05)
         for _ in range(steps):
-            log_A, a, log_B, b = params
-            model = torch.logaddexp(log_A - a.abs() * H.log(), log_B - b.abs() * d.log())
-            loss = ((model - target) ** 2).mean()
+            log_E0, log_A, a, log_B, b = params
+            terms = torch.stack([log_E0.expand_as(H), log_A - a.abs() * H.log(),
+                                 log_B - b.abs() * d.log()])
+            loss = ((torch.logsumexp(terms, dim=0) - target) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         if best is None or loss.item() < best[0]:
             best = (loss.item(), params.detach().clone())
-    log_A, a, log_B, b = best[1].tolist()
-    A, a, B, b = math.exp(log_A), abs(a), math.exp(log_B), abs(b)
-    # argmin of the fitted curve, in logs (no overflow), kept to the feasible 1 <= H <= budget
-    if a > 0 and b > 0:
-        log_optimum = (math.log(a / b) + log_A - log_B + b * math.log(budget)) / (a + b)
-        optimum = min(max(math.exp(min(log_optimum, 700)), 1.0), float(budget))
+    log_E0, log_A, a, log_B, b = best[1].tolist()
+    E0, A, B, a, b = math.exp(log_E0), math.exp(log_A), math.exp(log_B), abs(a), abs(b)
+    grid = torch.logspace(0, math.log10(budget), 400, dtype=torch.float64)
+    curve = E0 + A * grid ** -a + B * (budget / grid) ** -b
+    return {"E0": E0, "A": A, "a": a, "B": B, "b": b, "residual": best[0],
+            "H_star": float(grid[curve.argmin()])}
+
+
+def train_config(run):
+    """Train one regression run (part a or b); a plain dict in and out, for the process pool."""
+    started = time.perf_counter()
+    n = run["n_train"] + run["n_valid"]
+    if run["task"] == "recall":
+        x, y, _ = recall_task(n, run["T"] - 1, run["dim"], run["n_queries"], run["data_seed"])
     else:
-        optimum = float(budget) if b == 0 else 1.0
-    return {"A": A, "a": a, "B": B, "b": b, "H_star": optimum, "residual": best[0]}
+        x, y = TASKS[run["task"]](n, run["T"], run["dim"], run["data_seed"])
+    mean, std = y[:run["n_train"]].mean(), y[:run["n_train"]].std()
+    y = (y - mean) / std
+    x, y = x.to(run["device"]), y.to(run["device"])
+    train = (x[:run["n_train"]], y[:run["n_train"]])
+    valid = (x[run["n_train"]:], y[run["n_train"]:])
+    helpers.seed_everything(run["seed"])
+    model = AllocatedTransformer(run["layers"], run["width"], run["T"],
+                                 token_dim=x.shape[-1]).to(run["device"])
+    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
+                                   batch_size=run["batch_size"],
+                                   lr=run["lr"], seed=run["seed"], name=run["name"])
+    return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
+            "seconds": time.perf_counter() - started}
 
 
 # %% [markdown]
-# ## b. Text that needs no download
+# ## b. Allocations that can win or lose
+#
+# Two tasks with opposite demands [inferred: our tasks], both on $T$ tokens
+# $[k_t \,|\, \dots \,|\, v_t]$ with keys on the unit sphere of $\mathbb R^p$ and scalar values:
+#
+# * **match-aggregate** — the content match must happen in **layer 1**. Every token $t \ge 1$
+#   also carries a pointer $q_t = k_{\pi(t)}$, the key of an earlier token $\pi(t) < t$, and
+#   $y \propto \sum_{t \ge 1} v_t\, v_{\pi(t)}$. Layer 1 must fetch $v_{\pi(t)}$ at every token
+#   (a rank-$p$ match), the MLP multiplies, and layer 2 only averages.
+# * **prefix-match** — the content match must happen in **layer 2**. The last token carries
+#   the key of a memory token $s$, and $y \propto \sum_{t \le s} v_t$. Layer 1 can only form
+#   running sums (a causal average: no score needed); layer 2 must then find $s$ (rank $p$) and
+#   read its running sum. A model that matches first does not know where the sum should stop.
+#
+# Four two-layer allocations of $H_\ell \times d_\ell$ with a rich head dimension $p$ and a poor
+# one 2: uniform $[(2, \tfrac{p+2}{2}), (2, \tfrac{p+2}{2})]$, front-loaded $[(2, p), (2, 2)]$,
+# back-loaded $[(2, 2), (2, p)]$ — the same budget $2(p+2)$, asserted — and front-reduced
+# $[(2, p), (1, 2)]$, which saves a quarter of the late layer's budget: paper B's question of
+# whether later layers can be thinner. Prediction: front beats back on match-aggregate, back
+# beats front on prefix-match. Runs of one seed share data and batch order across allocations;
+# each difference is taken per seed and judged by its 95 % t-interval.
+
+# %%
+def unit_keys(n, seq_len, dim, generator):
+    """[n, L, p] keys uniform on the unit sphere."""
+    keys = torch.randn(n, seq_len, dim, generator=generator)
+    return keys / keys.norm(dim=-1, keepdim=True)
+
+
+def match_aggregate_task(n, seq_len, dim, seed):
+    """x [n, T, 2p + 1] = [k_t | q_t = k_pi(t) | v_t], y [n] ~ sum_{t>=1} v_t v_pi(t)."""
+    generator = torch.Generator().manual_seed(seed)
+    keys = unit_keys(n, seq_len, dim, generator)
+    values = torch.randn(n, seq_len, generator=generator)
+    pointer = (torch.rand(n, seq_len, generator=generator) * torch.arange(seq_len)).long()
+    queries = keys.gather(1, pointer[..., None].expand(-1, -1, dim))       # k_pi(t)
+    queries[:, 0] = 0                                                       # token 0: no pointer
+    partner = values.gather(1, pointer)                                     # v_pi(t)
+    y = (values * partner)[:, 1:].sum(dim=1) / math.sqrt(seq_len - 1)
+    return torch.cat([keys, queries, values[..., None]], dim=-1), y
+
+
+def prefix_match_task(n, seq_len, dim, seed):
+    """x [n, T, p + 1] = [k_t | v_t] with the last token [k_s | 0]; y [n] ~ sum_{t<=s} v_t."""
+    generator = torch.Generator().manual_seed(seed)
+    keys = unit_keys(n, seq_len, dim, generator)
+    values = torch.randn(n, seq_len, generator=generator)
+    target = (torch.rand(n, generator=generator) * (seq_len - 1)).long()   # s in 0 .. T-2
+    rows = torch.arange(n)
+    x = torch.cat([keys, values[..., None]], dim=-1)
+    x[:, -1] = 0
+    x[:, -1, :dim] = keys[rows, target]                                     # the query
+    running = values.cumsum(dim=1)[rows, target] / (target + 1.0).sqrt()   # sum_{t<=s} v_t
+    return x, running
+
+
+TASKS = {"match-aggregate": match_aggregate_task, "prefix-match": prefix_match_task}
+
+
+def allocations(rich, poor):
+    """The compared two-layer allocations; uniform, front and back have equal budgets."""
+    middle = (rich + poor) // 2
+    compared = {"uniform": [(2, middle), (2, middle)], "front-loaded": [(2, rich), (2, poor)],
+                "back-loaded": [(2, poor), (2, rich)], "front-reduced": [(2, rich), (1, poor)]}
+    equal = {attention_budget(compared[name]) for name in ("uniform", "front-loaded",
+                                                           "back-loaded")}
+    assert len(equal) == 1, f"unequal budgets {equal}"
+    return compared
+
+
+PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"),
+         ("back-loaded", "uniform"), ("front-reduced", "uniform")]
+
+
+def paired(by_allocation, pairs=PAIRS):
+    """{"a - b": {"per_seed", "mean", "ci95"}}: per-seed differences (a lower = a better)."""
+    out = {}
+    for first, second in pairs:
+        if first in by_allocation and second in by_allocation:
+            differences = [a - b for a, b in zip(by_allocation[first], by_allocation[second])]
+            mean, low, high = helpers.t_interval(differences)
+            out[f"{first} - {second}"] = {"per_seed": differences, "mean": mean,
+                                          "ci95": [low, high]}
+    return out
+
+
+# %% [markdown]
+# ## c. Text that needs no download
 #
 # By default the corpus is the docstrings of a fixed list of Python standard-library modules,
 # gathered at run time (about 0.7 MB); `--text FILE` uses any text file instead. Characters
@@ -352,34 +495,103 @@ def evaluate_bpc(model, text, seq_len, n_windows=256):
 
 
 # %% [markdown]
-# ## c. Which layers tolerate a lower rank?
+# ### The baseline the models must beat: a count-based $n$-gram
 #
-# Replace one head at a time by its rank-$r$ version — file 05's `truncate_qk` on that head's
-# $W_Q^\top W_K$, padded back to $d$ rows with zeros, keeping the $1/\sqrt d$ scale — and record
-# the increase in validation bpc. Paper B's hypothesis (not shown in its Corollary 5.1, say the
-# reviewers): later layers tolerate smaller ranks.
+# A character model that does not beat counting has not learned to use its context, and then
+# no allocation can matter. The baseline predicts each character from the $n-1$ before it with
+# interpolated counts, $P_n(c \mid h) = \frac{N(h, c) + \kappa P_{n-1}(c \mid h')}{N(h) +
+# \kappa}$ ($h'$ = $h$ without its oldest character; $P_0$ uniform over the alphabet), with
+# $\kappa$ chosen from a small grid on the last tenth of the training text. It is scored on
+# exactly the characters the models are scored on.
+
+# %%
+def ngram_counts(ids, order):
+    """Counts N(h, c) and N(h) for every history length 0 .. order-1."""
+    text = ids.tolist()
+    counts = [Counter() for _ in range(order)]
+    totals = [Counter() for _ in range(order)]
+    for length in range(order):
+        for i in range(length, len(text)):
+            history = tuple(text[i - length:i])
+            counts[length][history + (text[i],)] += 1
+            totals[length][history] += 1
+    return counts, totals
+
+
+def ngram_probability(counts, totals, history, char, kappa, vocab):
+    """Interpolated P_n(char | history), from the empty history up."""
+    probability = 1.0 / vocab
+    for length in range(len(history) + 1):
+        h = tuple(history[len(history) - length:])
+        probability = (counts[length][h + (char,)] + kappa * probability) / (totals[length][h]
+                                                                             + kappa)
+    return probability
+
+
+def ngram_bits(ids, positions, counts, totals, order, kappa, vocab):
+    """Mean bits per character of ids[p] given ids[p-order+1 : p], over `positions`."""
+    text = ids.tolist()
+    total = 0.0
+    for p in positions:
+        history = text[max(0, p - order + 1):p]
+        total -= math.log2(ngram_probability(counts, totals, history, text[p], kappa, vocab))
+    return total / len(positions)
+
+
+def ngram_baseline(data, seq_len, vocab, order=4, n_windows=256):
+    """bpc of the interpolated n-gram on the characters evaluate_bpc scores; kappa tuned on the
+    last tenth of the training text."""
+    split = int(0.9 * len(data))
+    train, valid = data[:split], data[split:]
+    tune_split = int(0.9 * len(train))
+    counts, totals = ngram_counts(train[:tune_split], order)
+    tune_positions = range(tune_split, len(train), max(1, (len(train) - tune_split) // 5000))
+    kappa = min((0.1, 0.3, 1.0, 3.0, 10.0), key=lambda k: ngram_bits(
+        train, tune_positions, counts, totals, order, k, vocab))
+    counts, totals = ngram_counts(train, order)
+    starts = torch.linspace(0, len(valid) - seq_len - 2, n_windows).long().tolist()
+    positions = [start + offset for start in starts for offset in range(1, seq_len + 1)]
+    return {"order": order, "kappa": kappa,
+            "bpc": ngram_bits(valid, positions, counts, totals, order, kappa, vocab)}
+
+
+# %% [markdown]
+# ## d. Which layers tolerate a lower rank?
+#
+# Replace one head's score by its rank-$r$ version — file 05's `truncate_qk` on that head's
+# $W_Q^\top W_K$, padded back to $d$ rows with zeros (the $1/\sqrt d$ scale is kept) — and record
+# the increase in validation bpc. Raw increases are not comparable across layers (a layer whose
+# heads matter little has small increases at every rank), so each is divided by the increase
+# at rank 0 (the score removed: uniform causal attention). A normalised cost near 0 at rank 1
+# means the head's score is essentially rank 1; near 1, that rank 1 is as bad as no score.
+# This measures *sensitivity* of trained models, not what a model trained at that rank would
+# reach. Paper B's hypothesis (not shown in its Corollary 5.1, say the reviewers): later layers
+# tolerate smaller ranks.
 
 # %%
 @torch.no_grad()
-def truncation_by_layer(run, ranks):
-    """{layer: {rank: mean bpc increase over the layer's heads}} for a trained language model."""
+def rank_costs(run, valid, ranks):
+    """{layer: {rank: [normalised cost per head]}} for one trained language model."""
     model = AllocatedTransformer(run["layers"], run["width"], run["T"], vocab=run["vocab"])
     model.load_state_dict(run["state"])
-    valid = run["data_valid"]
     base = evaluate_bpc(model, valid, run["T"])
     table = {}
     for index, block in enumerate(model.blocks):
-        for rank in [r for r in ranks if r < block.head_dim]:
-            increases = []
-            for head in range(block.n_heads):
-                saved_q, saved_k = block.W_Q[head].clone(), block.W_K[head].clone()
-                W_Q, W_K = saturation.truncate_qk(saved_q, saved_k, rank)      # [r, E] each
-                block.W_Q[head].zero_()[:rank] = W_Q
-                block.W_K[head].zero_()[:rank] = W_K
-                increases.append(evaluate_bpc(model, valid, run["T"]) - base)
+        for head in range(block.n_heads):
+            saved_q, saved_k = block.W_Q[head].clone(), block.W_K[head].clone()
+            increases = {}
+            for rank in [0, *(r for r in ranks if 0 < r < block.head_dim)]:
+                block.W_Q[head].zero_(), block.W_K[head].zero_()
+                if rank:
+                    W_Q, W_K = saturation.truncate_qk(saved_q, saved_k, rank)  # [r, E] each
+                    block.W_Q[head][:rank], block.W_K[head][:rank] = W_Q, W_K
+                increases[rank] = evaluate_bpc(model, valid, run["T"]) - base
                 block.W_Q[head].copy_(saved_q), block.W_K[head].copy_(saved_k)
-            table.setdefault(str(index + 1), {})[str(rank)] = sum(increases) / len(increases)
-    return {"base_bpc": base, "increase": table}
+            removed = increases.pop(0)
+            for rank, increase in increases.items():
+                table.setdefault(str(index + 1), {}).setdefault(str(rank), []).append(
+                    increase / removed if removed > 1e-6 else 0.0)
+    return table
 
 
 # %% [markdown]
@@ -387,37 +599,41 @@ def truncation_by_layer(run, ranks):
 
 # %%
 PRESETS = {
-    "quick": dict(budget=16, fixed_heads=[1, 4, 16], ab_budget=24, layers_n=2, seeds=1,
-                  steps=150, lm_steps=60, n_train=1000, n_valid=300, text_chars=60000),
-    "default": dict(budget=32, fixed_heads=[1, 2, 4, 8, 16, 32], ab_budget=48, layers_n=3,
-                    seeds=2, steps=800, lm_steps=1500, n_train=6000, n_valid=1000,
-                    text_chars=400000),
-    "full": dict(budget=64, fixed_heads=[1, 2, 4, 8, 16, 32, 64], ab_budget=96, layers_n=4,
-                 seeds=3, steps=6000, lm_steps=3000, n_train=20000, n_valid=2000,
-                 text_chars=2000000),
+    "quick": dict(fixed_heads=[1, 2, 8], queries=2, key_dim=4, memory=8, T=8, seeds=2,
+                  fixed_seeds=1, steps=100, n_train=1000, n_valid=300, lm_steps=40, text_T=16,
+                  text_seeds=2, text_chars=60000),
+    "default": dict(fixed_heads=[1, 2, 4, 8, 16], queries=4, key_dim=8, memory=16, T=16,
+                    seeds=5, fixed_seeds=2, steps=1500, n_train=40000, n_valid=2000,
+                    lm_steps=1500, text_T=64, text_seeds=3, text_chars=400000),
+    "full": dict(fixed_heads=[1, 2, 4, 8, 16, 32], queries=4, key_dim=8, memory=16, T=16,
+                 seeds=5, fixed_seeds=3, steps=5000, n_train=100000, n_valid=4000,
+                 lm_steps=5000, text_T=128, text_seeds=5, text_chars=2000000),
 }
 
 
 def build_parser():
     """Every flag of this file, with its help (python 06_allocation.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--budget", type=helpers.positive_int,
-                        help="heads * head_dim of the extraction layer in part a")
     parser.add_argument("--fixed-heads", type=helpers.int_list,
-                        help="head counts H of part a; each must divide --budget")
-    parser.add_argument("--ab-budget", type=helpers.positive_int,
-                        help="attention budget (sum of heads * head_dim) per model in part b")
-    parser.add_argument("--layers-n", type=helpers.positive_int,
-                        help="number of layers of the part b models (at least 2)")
-    parser.add_argument("--D", type=helpers.positive_int, default=4,
-                        help="tokens the first layer must extract, for allocate() (default: 4)")
-    parser.add_argument("--T", type=helpers.positive_int, default=16,
-                        help="sequence length of the synthetic tasks and text windows "
-                             "(default: 16)")
-    parser.add_argument("--width", type=helpers.positive_int, default=32,
-                        help="model width E (default: 32)")
-    parser.add_argument("--lm-steps", type=helpers.positive_int, help="steps per text run")
-    parser.add_argument("--text", type=Path, help="a text file for part b (default: Python's "
+                        help="part a: head counts H; each divides --queries * --key-dim and is "
+                             "a divisor or a multiple of --queries")
+    parser.add_argument("--queries", type=helpers.positive_int,
+                        help="part a: queries M carried by the last token")
+    parser.add_argument("--key-dim", type=helpers.positive_int,
+                        help="key dimension p (parts a, b; even, at least 4): the rich head "
+                             "dimension of part b")
+    parser.add_argument("--memory", type=helpers.positive_int,
+                        help="part a: memory tokens L (at least --queries)")
+    parser.add_argument("--T", type=helpers.positive_int, help="part b: sequence length")
+    parser.add_argument("--fixed-seeds", type=helpers.positive_int, help="part a: seeds per H")
+    parser.add_argument("--width", type=helpers.positive_int, default=48,
+                        help="model width E (default: 48)")
+    parser.add_argument("--lm-steps", type=helpers.positive_int, help="part c: steps per run")
+    parser.add_argument("--text-T", type=helpers.positive_int,
+                        help="part c: context length of the character models")
+    parser.add_argument("--text-seeds", type=helpers.positive_int,
+                        help="part c: seeds per allocation (at least 2)")
+    parser.add_argument("--text", type=Path, help="a text file for part c (default: Python's "
                                                    "standard-library docstrings)")
     parser.add_argument("--text-chars", type=helpers.positive_int,
                         help="characters of text used at most")
@@ -430,187 +646,236 @@ def config(argv=None):
     work that the run they describe can finish with finite numbers (else one line, exit 2)."""
     parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
-    if args.T < 4:
-        helpers.refuse(parser, "--T", f"the task of part a reads the tokens 1, 2 and 3 places "
-                       f"before the last, got T = {args.T}", smallest=4)
-    divisors = [h for h in range(1, args.budget + 1) if args.budget % h == 0]
-    if len(divisors) < 3:
-        helpers.refuse(parser, "--budget", f"part a compares at least three head counts that "
-                       f"divide it; {args.budget} has {len(divisors)}", smallest=4)
-    suggestion = ",".join(map(str, divisors[:3]))
-    bad = [h for h in args.fixed_heads if args.budget % h]
-    if bad:
-        helpers.refuse(parser, "--fixed-heads", f"{bad} do not divide --budget {args.budget}",
-                       smallest=suggestion)
+    if args.key_dim < 4 or args.key_dim % 2:
+        helpers.refuse(parser, "--key-dim", f"an even number of at least 4 (the uniform "
+                       f"allocation uses (key_dim + 2) / 2), got {args.key_dim}", smallest=4)
+    budget = args.queries * args.key_dim
+    fitting = [h for h in range(1, budget + 1)
+               if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
+    fits = [h for h in args.fixed_heads if h not in fitting]
+    if fits:
+        helpers.refuse(parser, "--fixed-heads", f"{fits} do not fit the budget {budget} = "
+                       f"--queries * --key-dim (each H divides it and is a divisor or a multiple "
+                       f"of --queries {args.queries})", smallest=",".join(map(str, fitting[:3])))
     if len(set(args.fixed_heads)) < 3:
         helpers.refuse(parser, "--fixed-heads", "give at least three different head counts to "
-                       "fit E(H)", smallest=suggestion)
-    if args.layers_n < 2:
-        helpers.refuse(parser, "--layers-n", "at least 2 layers to compare allocations",
-                       smallest=2)
-    if args.ab_budget // args.layers_n // args.D < 2:  # the uniform allocation's head dimension
-        helpers.refuse(parser, "--ab-budget", f"the uniform allocation of part b (D = {args.D} "
-                       f"heads in each of {args.layers_n} layers) needs head dimension >= 2 for "
-                       f"part c's rank-1 truncation, got {args.ab_budget}",
-                       smallest=2 * args.D * args.layers_n)
-    try:
-        allocate(args.ab_budget, args.layers_n, args.D, args.T)
-    except ValueError as error:
-        helpers.refuse(parser, "--ab-budget", str(error))
-    if args.text_chars < 20 * args.T:
+                       "fit E(H)", smallest=",".join(map(str, fitting[:3])))
+    if args.memory < args.queries:
+        helpers.refuse(parser, "--memory", f"the last token asks for {args.queries} distinct "
+                       f"stored keys (--queries)", smallest=args.queries)
+    if args.T < 3:
+        helpers.refuse(parser, "--T", "part b's tasks need a pointer to an earlier token and a "
+                       "query after the memory", smallest=3)
+    for flag, value in (("--seeds", args.seeds), ("--text-seeds", args.text_seeds)):
+        if value < 2:
+            helpers.refuse(parser, flag, "paired differences need at least two seeds",
+                           smallest=2)
+    if args.text_chars < 20 * args.text_T:
         helpers.refuse(parser, "--text-chars", f"the 90/10 split needs at least 20 T characters "
-                       f"for windows of T = {args.T} in both parts", smallest=20 * args.T)
+                       f"for windows of --text-T {args.text_T}", smallest=20 * args.text_T)
     if args.text is not None and (not args.text.is_file() or
-                                  len(args.text.read_text(errors="replace")) < 20 * args.T):
-        helpers.refuse(parser, "--text", f"need a text file of at least {20 * args.T} "
+                                  len(args.text.read_text(errors="replace")) < 20 * args.text_T):
+        helpers.refuse(parser, "--text", f"need a text file of at least {20 * args.text_T} "
                        f"characters, got {args.text}")
     return args
 
 
-def allocations(args):
-    """The three compared allocations at (nearly) equal budget: uniform, front, back."""
-    front = allocate(args.ab_budget, args.layers_n, args.D, args.T)
-    per_layer = args.ab_budget // args.layers_n
-    uniform = [(args.D, max(1, per_layer // args.D))] * args.layers_n       # D heads everywhere
-    return {"uniform": uniform, "front-loaded": front, "back-loaded": front[::-1]}
+def stats(values):
+    """{"seeds", "mean", "std", "min"} of one configuration over seeds (in seed order)."""
+    mean, std = mean_and_spread(values)
+    return {"seeds": values, "mean": mean, "std": std, "min": min(values)}
+
+
+def mean_and_spread(values):
+    """Mean and sample std (n - 1) of a list of seed results; std 0 for one value."""
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
+
+
+def by_seed(results, key, **match):
+    """The `key` of every result matching `match`, in seed order."""
+    rows = [r for r in results if all(r.get(k) == v for k, v in match.items())]
+    return [r[key] for r in sorted(rows, key=lambda r: r["seed"])]
 
 
 def main(args):
     """Compute parts a–e and return every number (JSON-ready)."""
     helpers.seed_everything(args.seed)
-    base = dict(T=args.T, dim=8, width=args.width, lr=3e-3, steps=args.steps,
-                n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
-                device=args.device)
-    runs = [dict(base, task="lags", lags=[1, 2, 3], layers=[(H, args.budget // H)],
-                 seed=args.seed + s, name=f"a: H={H} d={args.budget // H}")
-            for H in args.fixed_heads for s in range(args.seeds)]
-    compared = allocations(args)
-    runs += [dict(base, task="aggregate", layers=layers, seed=args.seed + s,
-                  name=f"b: {name}", allocation=name)
-             for name, layers in compared.items() for s in range(args.seeds)]
+    budget = args.queries * args.key_dim
+    compared = allocations(args.key_dim, 2)
+    base = dict(dim=args.key_dim, width=args.width, lr=3e-3, steps=args.steps, batch_size=64,
+                n_train=args.n_train, n_valid=args.n_valid, device=args.device)
+    runs = [dict(base, task="recall", T=args.memory + 1, n_queries=args.queries, H=H,
+                 layers=[(H, budget // H)], seed=args.seed + s, data_seed=args.seed + s,
+                 name=f"a: H={H} d={budget // H}")
+            for H in args.fixed_heads for s in range(args.fixed_seeds)]
+    runs += [dict(base, task=task, T=args.T, layers=layers, allocation=name,
+                  seed=args.seed + s, data_seed=args.seed + s, name=f"b: {task} {name}")
+             for task in TASKS for name, layers in compared.items() for s in range(args.seeds)]
     results = helpers.run_sweep(
         runs, args.workers, train_config,
-        lambda r: f"{r['name']:<22} seed={r['seed']}  NMSE {r['valid_nmse']:.3f}")
+        lambda r: f"{r['name']:<30} seed={r['seed']}  NMSE {r['valid_nmse']:.3f}")
 
-    fixed = {str(H): min(r["valid_nmse"] for r in results
-                         if r["task"] == "lags" and r["layers"][0][0] == H)
-             for H in args.fixed_heads}
-    fit = fit_tradeoff(args.fixed_heads, list(fixed.values()), args.budget)
-    synthetic = {name: [r["valid_nmse"] for r in results if r.get("allocation") == name]
+    x, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
+                              args.seed + 10_000)
+    trained = {str(H): stats(by_seed(results, "valid_nmse", task="recall", H=H))
+               for H in args.fixed_heads}
+    fit = fit_tradeoff(args.fixed_heads, [e["mean"] for e in trained.values()], budget)
+    smallest_dim = budget / max(args.fixed_heads)
+    fit["H_star_reported"] = fit["b"] > 0.1 and fit["B"] * smallest_dim ** -fit["b"] > 0.05
+    fixed = {"H": args.fixed_heads, "budget": budget, "M": args.queries, "p": args.key_dim,
+             "trained": trained, "fit": fit,
+             "oracle": {str(H): recall_oracle(parts, y, H) for H in args.fixed_heads}}
+    comparison = {}
+    for task in TASKS:
+        seeds = {name: by_seed(results, "valid_nmse", task=task, allocation=name)
                  for name in compared}
+        comparison[task] = {"allocations": {name: {"layers": [list(l) for l in layers],
+                                                   "budget": attention_budget(layers),
+                                                   **stats(seeds[name])}
+                                            for name, layers in compared.items()},
+                            "paired": paired(seeds)}
 
     text = args.text.read_text(errors="replace") if args.text else stdlib_docstrings()
     data, alphabet = encode_text(text[: args.text_chars])
-    lm_runs = [dict(T=args.T, width=args.width, lr=3e-3, steps=args.lm_steps, layers=layers,
-                    vocab=len(alphabet), data=data, seed=args.seed + s, device=args.device,
-                    name=f"text: {name}", allocation=name)
-               for name, layers in compared.items() for s in range(args.seeds)]
+    text_compared = {name: compared[name] for name in ("uniform", "front-loaded", "back-loaded")}
+    lm_runs = [dict(T=args.text_T, width=args.width, lr=3e-3, steps=args.lm_steps,
+                    layers=layers, vocab=len(alphabet), data=data, seed=args.seed + s,
+                    device=args.device, name=f"c: text {name}", allocation=name)
+               for name, layers in text_compared.items() for s in range(args.text_seeds)]
     lm_results = helpers.run_sweep(
         lm_runs, args.workers, train_language_model,
-        lambda r: f"{r['name']:<22} seed={r['seed']}  bpc {r['valid_bpc']:.3f}")
-    text_bpc = {name: [r["valid_bpc"] for r in lm_results if r["allocation"] == name]
-                for name in compared}
-    uniform_run = min((r for r in lm_results if r["allocation"] == "uniform"),
-                      key=lambda r: r["valid_bpc"])
-    uniform_run["data_valid"] = data[int(0.9 * len(data)):]
-    truncation = truncation_by_layer(uniform_run, ranks=[1, 2, 4, 8])
+        lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}")
+    bpc = {name: by_seed(lm_results, "valid_bpc", allocation=name) for name in text_compared}
+    valid = data[int(0.9 * len(data)):]
+    costs = {}
+    for run in (r for r in lm_results if r["allocation"] == "uniform"):
+        for layer, by_rank in rank_costs(run, valid, range(1, args.key_dim)).items():
+            for rank, values in by_rank.items():
+                costs.setdefault(layer, {}).setdefault(rank, []).extend(values)
     return {
-        "fixed_budget": {"budget": args.budget, "min_nmse": fixed, "fit": fit,
-                         "best_H": int(min(fixed, key=fixed.get))},
-        "allocations": {name: {"layers": [list(layer) for layer in layers],
-                               "budget": attention_budget(layers)}
-                        for name, layers in compared.items()},
-        "synthetic_nmse": synthetic, "text_bpc": text_bpc,
+        "fixed_budget": fixed,
+        "comparison": comparison,
         "text": {"source": str(args.text) if args.text else "stdlib docstrings",
-                 "characters": len(data)},
-        "truncation": truncation,
+                 "characters": len(data), "T": args.text_T,
+                 "ngram": ngram_baseline(data, args.text_T, len(alphabet)),
+                 "allocations": {name: {"layers": [list(l) for l in layers],
+                                        "budget": attention_budget(layers), **stats(bpc[name])}
+                                 for name, layers in text_compared.items()},
+                 "paired": paired(bpc)},
+        "rank_by_layer": {layer: {rank: {"per_head": values, "mean": sum(values) / len(values)}
+                                  for rank, values in by_rank.items()}
+                          for layer, by_rank in costs.items()},
         "allocate_tables": {f"budget={b} layers={n} D={D} T={T}": allocate(b, n, D, T)
-                            for b, n, D, T in [(48, 3, 4, 32), (96, 4, 4, 64),
+                            for b, n, D, T in [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64),
                                                (256, 6, 8, 512)]},
     }
 
 
 # %% [markdown]
-# ## e. What a practitioner can take away
+# ## What a practitioner can take away
 #
-# `closing_table` turns this run's numbers into the rules, each with the figure that supports it
-# and how strongly — including where our results disagree with paper B.
+# `closing_table` turns this run's numbers (and the JSON of files 02 and 05) into rules, each
+# with its evidence and a strength that follows the intervals, not a threshold tuned to one
+# task's sizes — including where our results disagree with paper B.
 
 # %%
-def mean_and_spread(values):
-    """Mean and population std of a list of seed results."""
-    values = torch.tensor(values, dtype=torch.float64)
-    return float(values.mean()), float(values.std(unbiased=False))
+def verdict(name, entry):
+    """What a paired difference 'a - b' (lower = better) says, from its 95% t-interval."""
+    first, second = name.split(" - ")
+    low, high = entry["ci95"]
+    return f"{first} better" if high < 0 else f"{second} better" if low > 0 else \
+        "no clear difference"
 
 
-def verdict(better, worse, spread):
-    """'supported' when `better` beats `worse` by more than the seed spread."""
-    if better < worse - spread:
-        return "supported"
-    return "no clear difference (within the seed spread)" if better < worse + spread \
-        else "not supported by this run"
+def describe(name, entry):
+    """'a - b: +0.012 [-0.003, +0.027]'."""
+    low, high = entry["ci95"]
+    return f"{name}: {entry['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def closing_table(result, earlier):
     """Rules, their evidence and strength, from this run and the JSON of files 02 and 05."""
     fixed = result["fixed_budget"]
-    errors = {int(h): e for h, e in fixed["min_nmse"].items()}
-    few = [e for h, e in errors.items() if h < 3]
-    enough = [e for h, e in errors.items() if h >= 3]
+    trained = {int(h): e["mean"] for h, e in fixed["trained"].items()}
+    oracle = {int(h): e for h, e in fixed["oracle"].items()}
+    best_trained, best_oracle = min(trained, key=trained.get), min(oracle, key=oracle.get)
+    spread = max(e["std"] for e in fixed["trained"].values())
     rows = []
+    knee = ""
     if earlier.get("02"):
         ratios = earlier["02"]["knee"]["ratio"].values()
-        rows.append({"rule": "Give the extraction layer at least one head per token it must "
-                             "extract (h >= D)",
-                     "evidence": f"02: min NMSE falls {min(ratios):.0f}-{max(ratios):.0f}x "
-                                 f"at h = D; 06a: H < 3 gives {min(few):.3f}-{max(few):.3f}, "
-                                 f"H >= 3 gives {min(enough):.3f}-{max(enough):.3f} (M = 3 lags)",
-                     "strength": "strong (02, several T and D); 06a agrees"
-                     if max(enough) < min(few) else "strong in 02; 06a disagrees"})
-    best = min(errors.values())
-    few_heads_side = errors[min(errors)] > 1.5 * best                      # H = 1, d = budget
-    small_dim_side = errors[max(errors)] > 1.5 * best                      # H = budget, d = 1
-    rows.append({"rule": "At a fixed budget H*d the best H is interior: too few heads collide, "
-                         "too small a head dimension lacks rank (paper B, Eq. 3)",
-                 "evidence": "06a: NMSE " + ", ".join(f"H={h}: {e:.3f}" for h, e in
-                                                       errors.items())
-                             + f"; fitted H* = {fixed['fit']['H_star']:.1f}",
-                 "strength": {(True, True): "supported",
+        knee = f"02: min NMSE falls {min(ratios):.0f}-{max(ratios):.0f}x at h = D; "
+    rows.append({"rule": "Give the extraction layer one head per token it must retrieve (H >= D)",
+                 "evidence": knee + f"06a: trained mean NMSE lowest at H = {best_trained}, "
+                             f"oracle at H = {best_oracle}, with M = {fixed['M']} queries",
+                 "strength": "supported" if best_trained == best_oracle == fixed["M"]
+                 else "not supported by this run (minimum away from H = M)"})
+    sides = [trained[min(trained)] > trained[best_trained] + 2 * spread,
+             trained[max(trained)] > trained[best_trained] + 2 * spread]
+    rows.append({"rule": "At a fixed budget H*d the best H is interior: too few heads mix values, "
+                         "too small a head dimension loses the match (paper B, Eq. 3)",
+                 "evidence": "06a trained (oracle): " + ", ".join(
+                     f"H={h}: {trained[h]:.3f} ({oracle[h]:.3f})" for h in trained)
+                     + (f"; fitted H* = {fixed['fit']['H_star']:.1f}"
+                        if fixed["fit"]["H_star_reported"] else
+                        "; fit: no clear head-dimension term, H* not reported"),
+                 "strength": {(True, True): "supported (both sides, beyond twice the seed std)",
                               (True, False): "half: too few heads hurt, small head dimensions "
                                              "did not",
                               (False, True): "half: small head dimensions hurt, few heads did "
                                              "not",
-                              (False, False): "not supported by this run"}[
-                     (few_heads_side, small_dim_side)]})
-    synthetic = {k: mean_and_spread(v) for k, v in result["synthetic_nmse"].items()}
-    text = {k: mean_and_spread(v) for k, v in result["text_bpc"].items()}
-    verdicts = {name: verdict(table["front-loaded"][0], table["uniform"][0],
-                              table["front-loaded"][1] + table["uniform"][1])
-                for name, table in (("synthetic", synthetic), ("text", text))}
-    rows.append({"rule": "Front-load: later layers can use smaller head dimensions",
-                 "evidence": "06b: synthetic NMSE " + ", ".join(
-                     f"{k} {m:.3f}+-{s:.3f}" for k, (m, s) in synthetic.items())
-                     + "; text bpc " + ", ".join(f"{k} {m:.3f}+-{s:.3f}"
-                                                 for k, (m, s) in text.items()),
-                 "strength": "; ".join(f"{name}: {v}" for name, v in verdicts.items())})
-    increase = result["truncation"]["increase"]
-    first, last = list(increase)[0], list(increase)[-1]
+                              (False, False): "not supported by this run"}[tuple(sides)]})
+    match = result["comparison"]["match-aggregate"]["paired"]
+    prefix = result["comparison"]["prefix-match"]["paired"]
+    key = "front-loaded - back-loaded"
+    says = (verdict(key, match[key]), verdict(key, prefix[key]))
+    rows.append({"rule": "Give the large head dimension to the layer that does the content match",
+                 "evidence": f"06b match-aggregate (match in layer 1): {describe(key, match[key])}"
+                             f"; prefix-match (match in layer 2): {describe(key, prefix[key])} "
+                             f"(NMSE, 95% t over paired seeds)",
+                 "strength": "supported on both tasks" if says == ("front-loaded better",
+                                                                   "back-loaded better")
+                 else f"mixed: {says[0]} / {says[1]}"})
+    key = "front-reduced - uniform"
+    says = (verdict(key, match[key]), verdict(key, prefix[key]))
+    rows.append({"rule": "Later layers can be thinner (a smaller late budget)",
+                 "evidence": f"06b match-aggregate: {describe(key, match[key])}; prefix-match: "
+                             f"{describe(key, prefix[key])}",
+                 "strength": f"match-aggregate: {says[0]}; prefix-match: {says[1]} — it depends "
+                             f"on which layer the task needs"})
+    text = result["text"]
+    means = {name: entry["mean"] for name, entry in text["allocations"].items()}
+    rows.append({"rule": "On text, front-load (paper B's allocation)",
+                 "evidence": f"06c T = {text['T']}: bpc " + ", ".join(
+                     f"{n} {m:.3f}" for n, m in means.items())
+                     + f"; {text['ngram']['order']}-gram {text['ngram']['bpc']:.3f}; "
+                     + "; ".join(describe(k, v) for k, v in text["paired"].items()),
+                 "strength": ("the models beat the n-gram; " if min(means.values())
+                              < text["ngram"]["bpc"] else "the models do NOT beat the n-gram, so "
+                              "this says little; ")
+                 + ", ".join(verdict(k, v) for k, v in text["paired"].items())})
+    layers = result["rank_by_layer"]
+    first, last = min(layers), max(layers)
     rows.append({"rule": "Late-layer heads tolerate a lower rank (SVD compression)",
-                 "evidence": f"06c: rank-1 truncation of one head costs "
-                             f"{increase[first]['1']:+.3f} bpc in layer {first}, "
-                             f"{increase[last]['1']:+.3f} in layer {last}",
-                 "strength": "supported" if increase[last]["1"] < increase[first]["1"]
-                 else "not supported by this run: the late layers lose more"})
+                 "evidence": f"06d: rank-1 cost / cost of removing the score, layer {first}: "
+                             f"{layers[first]['1']['mean']:.2f}, layer {last}: "
+                             f"{layers[last]['1']['mean']:.2f} (mean over heads and seeds)",
+                 "strength": "supported (sensitivity of trained models)"
+                 if layers[last]["1"]["mean"] < layers[first]["1"]["mean"]
+                 else "not supported by this run: the late layers lose as much or more"})
     if earlier.get("05", {}).get("model_side"):
         side = earlier["05"]["model_side"]
         B = next(iter(side["gain"]["capped"]))
         capped, free = side["gain"]["capped"][B], side["gain"]["free"]
         both, shrinks = side["capped_minus_free_change"], side["gain_change"]["capped"][B]
         rows.append({"rule": "Head dimension buys less on long sequences (saturation)",
-                     "evidence": f"05b (a target that stays hard): gain E({side['smallest_head_dim']})"
+                     "evidence": f"05b (a target that stays hard): gain "
+                                 f"E({side['smallest_head_dim']})"
                                  f" - E({side['rank']}) with logits capped at B = {B}: "
                                  + " -> ".join(f"{g:.2f}" for g in capped.values())
-                                 + "; free logits: " + " -> ".join(f"{g:.2f}" for g in free.values())
+                                 + "; free logits: "
+                                 + " -> ".join(f"{g:.2f}" for g in free.values())
                                  + f" as L grows; capped minus free change {both['mean']:+.2f} "
                                    f"[{both['low']:+.2f}, {both['high']:+.2f}] (95% t)",
                      "strength": "supported when logits are bounded (one synthetic target); "
@@ -625,80 +890,105 @@ def closing_table(result, earlier):
 
 # %%
 def plot_fixed_budget(result):
-    """Part a: min validation NMSE against H at fixed H*d, the fit and H*."""
+    """Part a: trained NMSE (mean, each seed a dot) and the oracle against H; the fit."""
     fixed = result["fixed_budget"]
-    heads = [int(h) for h in fixed["min_nmse"]]
-    figure, axis = plt.subplots(figsize=(5.5, 3.8))
-    axis.loglog(heads, list(fixed["min_nmse"].values()), "o-", label="measured (min over seeds)")
+    heads = fixed["H"]
+    figure, axis = plt.subplots(figsize=(5.8, 3.8))
+    means = [fixed["trained"][str(h)]["mean"] for h in heads]
+    axis.semilogx(heads, means, "o-", label="trained (mean over seeds)")
+    for h in heads:
+        seeds = fixed["trained"][str(h)]["seeds"]
+        axis.semilogx([h] * len(seeds), seeds, "k.", ms=4)
+    axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
     fit = fixed["fit"]
     grid = torch.logspace(0, math.log10(max(heads)), 100)
-    curve = fit["A"] * grid ** -fit["a"] + fit["B"] * (fixed["budget"] / grid) ** -fit["b"]
-    axis.loglog(grid, curve, "k--", label=f"fit A H^-{fit['a']:.2f} + B d^-{fit['b']:.2f}")
-    axis.axvline(fit["H_star"], color="tab:red", ls=":", label=f"fitted H* = {fit['H_star']:.1f}")
+    curve = fit["E0"] + fit["A"] * grid ** -fit["a"] + fit["B"] * (fixed["budget"] / grid) \
+        ** -fit["b"]
+    axis.semilogx(grid, curve, "k--", lw=1, label=f"fit: a = {fit['a']:.2f}, b = {fit['b']:.2f}")
+    if fit["H_star_reported"]:
+        axis.axvline(fit["H_star"], color="tab:red", ls=":", label=f"H* = {fit['H_star']:.1f}")
+    axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
     helpers.label_log_axis(axis, heads)
-    axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)"), axis.set_ylabel("NMSE")
-    axis.set_title("One extraction layer at a fixed budget"), axis.legend(fontsize=7)
+    axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
+    axis.set_ylabel("validation NMSE"), axis.legend(fontsize=7)
+    axis.set_title("Multi-query recall at a fixed attention budget")
     return figure
 
 
 def plot_allocations(result):
-    """Part b: mean and std over seeds per allocation, synthetic and text."""
-    figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for axis, key, label in [(axes[0], "synthetic_nmse", "validation NMSE (extract, then "
-                                                         "aggregate)"),
-                             (axes[1], "text_bpc", "validation bits per character")]:
-        names = list(result[key])
-        values = [torch.tensor(result[key][n]) for n in names]
-        axis.bar(names, [float(v.mean()) for v in values],
-                 yerr=[float(v.std(unbiased=False)) for v in values], capsize=4)
-        for i, v in enumerate(values):
-            axis.plot([i] * len(v), v.tolist(), "k.", ms=4)
-        axis.set_ylabel(label)
-        low = min(float(v.min()) for v in values)
-        high = max(float(v.max()) for v in values)
-        axis.set_ylim(low - 0.2 * (high - low + 1e-9), high + 0.2 * (high - low + 1e-9))
-    figure.suptitle("Equal attention budget, different allocations: " + "; ".join(
-        f"{n} {entry['layers']}" for n, entry in result["allocations"].items()), fontsize=8)
+    """Part b and c: each allocation's mean (bars), every seed (dots), per task and on text."""
+    panels = [(task, entry["allocations"], "validation NMSE")
+              for task, entry in result["comparison"].items()]
+    panels.append((f"text, T = {result['text']['T']}", result["text"]["allocations"],
+                   "validation bits per character"))
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8))
+    for axis, (title, by_name, label) in zip(axes, panels):
+        names = list(by_name)
+        axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
+        for i, name in enumerate(names):
+            axis.plot([i] * len(by_name[name]["seeds"]), by_name[name]["seeds"], "k.", ms=4)
+        if title.startswith("text"):
+            axis.axhline(result["text"]["ngram"]["bpc"], color="tab:red", ls="--",
+                         label=f"{result['text']['ngram']['order']}-gram")
+            axis.legend(fontsize=7)
+            low = min(min(e["seeds"]) for e in by_name.values())
+            axis.set_ylim(0.9 * min(low, result["text"]["ngram"]["bpc"]), None)
+        axis.set_title(title), axis.set_ylabel(label)
+        axis.tick_params(axis="x", labelsize=7)
     figure.tight_layout()
     return figure
 
 
-def plot_truncation_by_layer(result):
-    """Part c: mean bpc increase when one head is truncated to rank r, per layer."""
+def plot_rank_by_layer(result):
+    """Part d: normalised truncation cost against kept rank, per layer."""
     figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    for layer, by_rank in result["truncation"]["increase"].items():
-        axis.plot([int(r) for r in by_rank], list(by_rank.values()), "o-", label=f"layer {layer}")
-    axis.set_xlabel("kept rank r of one head's W_Q^T W_K"), axis.set_ylabel("bpc increase")
-    axis.set_title("Truncating one head at a time (uniform model, text)")
+    for layer, by_rank in result["rank_by_layer"].items():
+        axis.plot([int(r) for r in by_rank], [e["mean"] for e in by_rank.values()], "o-",
+                  label=f"layer {layer}")
+    axis.axhline(0, color="gray", lw=0.5)
+    axis.set_xlabel("kept rank r of one head's W_Q^T W_K")
+    axis.set_ylabel("cost(r) / cost(score removed)")
+    axis.set_title("Truncating one head at a time (uniform text models)")
     axis.legend(fontsize=7)
     return figure
 
 
 def report(result, rows, args):
-    """The printed comparison and the closing table."""
+    """The printed comparisons and the closing table."""
     print(f"device: {args.device}   preset: {args.preset}")
     fixed = result["fixed_budget"]
-    print(f"a. fixed budget H*d = {fixed['budget']}: min NMSE " + ", ".join(
-        f"H={h}: {e:.3f}" for h, e in fixed["min_nmse"].items())
-        + f"; best H = {fixed['best_H']}, fitted H* = {fixed['fit']['H_star']:.1f}")
-    print("b. allocations (heads, head_dim) per layer, equal budgets "
-          + str({n: e["budget"] for n, e in result["allocations"].items()}))
-    for name, entry in result["allocations"].items():
-        synthetic = torch.tensor(result["synthetic_nmse"][name])
-        text = torch.tensor(result["text_bpc"][name])
-        print(f"   {name:<13} {str(entry['layers']):<28} synthetic NMSE "
-              f"{float(synthetic.mean()):.3f} +- {float(synthetic.std(unbiased=False)):.3f}   "
-              f"text bpc {float(text.mean()):.3f} +- {float(text.std(unbiased=False)):.3f}")
-    print(f"   text: {result['text']['source']}, {result['text']['characters']} characters")
-    print(f"c. truncation (base bpc {result['truncation']['base_bpc']:.3f}); mean increase per "
-          "layer and kept rank:")
-    for layer, by_rank in result["truncation"]["increase"].items():
-        print(f"   layer {layer}: " + ", ".join(f"r={r}: {v:+.3f}" for r, v in by_rank.items()))
-    print("d. allocate():")
+    print(f"a. multi-query recall, M = {fixed['M']}, p = {fixed['p']}, budget H*d = "
+          f"{fixed['budget']}: validation NMSE mean over {args.fixed_seeds} seed(s) [oracle]")
+    print("   " + "  ".join(f"H={h}: {fixed['trained'][str(h)]['mean']:.3f} "
+                           f"[{fixed['oracle'][str(h)]:.3f}]" for h in fixed["H"]))
+    fit = fixed["fit"]
+    print(f"   fit E0 + A H^-a + B d^-b: E0 = {fit['E0']:.3f}, a = {fit['a']:.2f}, "
+          f"b = {fit['b']:.2f}; " + (f"H* = {fit['H_star']:.1f}" if fit["H_star_reported"]
+                                      else "no clear head-dimension term: H* not reported"))
+    for task, entry in result["comparison"].items():
+        print(f"b. {task}: validation NMSE, mean +- std over {args.seeds} paired seeds")
+        for name, allocation in entry["allocations"].items():
+            print(f"   {name:<14} {str(allocation['layers']):<18} budget "
+                  f"{allocation['budget']:<3} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
+        for name, pair in entry["paired"].items():
+            print(f"   {describe(name, pair)}  -> {verdict(name, pair)}")
+    text = result["text"]
+    print(f"c. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
+          f"bpc over {args.text_seeds} paired seeds; {text['ngram']['order']}-gram baseline "
+          f"{text['ngram']['bpc']:.3f} (kappa {text['ngram']['kappa']:g})")
+    for name, allocation in text["allocations"].items():
+        print(f"   {name:<14} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
+    for name, pair in text["paired"].items():
+        print(f"   {describe(name, pair)}  -> {verdict(name, pair)}")
+    print("d. rank by layer: cost(r) / cost(removed), mean over heads and seeds")
+    for layer, by_rank in result["rank_by_layer"].items():
+        print(f"   layer {layer}: " + ", ".join(f"r={r}: {e['mean']:.2f}"
+                                                for r, e in by_rank.items()))
+    print("e. allocate():")
     for key in result["allocate_tables"]:
         budget, layers, D, T = (int(part.split("=")[1]) for part in key.split())
         allocate(budget, layers, D, T, width=args.width, verbose=True)
-    print("e. rules:")
+    print("What a practitioner can take away (from this run and the JSON of files 02 and 05):")
     for row in rows:
         print(f"   - {row['rule']}\n     evidence: {row['evidence']}\n     strength: "
               f"{row['strength']}")
@@ -715,6 +1005,6 @@ if __name__ == "__main__":
     report(result, result["rules"], args)
     helpers.save_figure(plot_fixed_budget(result), "06_fixed_budget", args)
     helpers.save_figure(plot_allocations(result), "06_allocations", args)
-    helpers.save_figure(plot_truncation_by_layer(result), "06_truncation_by_layer", args)
+    helpers.save_figure(plot_rank_by_layer(result), "06_rank_by_layer", args)
     path = helpers.save_results("06_allocation", result, args, time.perf_counter() - started)
     print(f"wrote {path} in {time.perf_counter() - started:.1f} s")

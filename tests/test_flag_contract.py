@@ -61,8 +61,9 @@ KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05)
                       ["--L", "1", "--lemma-L", "1"], ["--match-rank", "1", "--head-dims", "1,2"],
                       ["--n-match", "5", "--L", "6"], ["--confound-head-dims", "1,2",
                                                       "--confound-L", "2"]],
-    "06_allocation": [["--ab-budget", "12", "--layers-n", "3"], ["--text-chars", "1"],
-                      ["--budget", "1", "--fixed-heads", "1"], ["--T", "1"]],
+    "06_allocation": [["--text-chars", "1"], ["--fixed-heads", "1", "--queries", "1"],
+                      ["--T", "1"], ["--queries", "3", "--key-dim", "4", "--memory", "3"],
+                      ["--key-dim", "4", "--fixed-heads", "1,2,8", "--queries", "2"]],
 }
 SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: "
                                r"(--[\w-]+ )?(\S+?)(?: \(see --help\))?$")
