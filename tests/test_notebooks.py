@@ -10,7 +10,7 @@ import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(ROOT.glob("0[1-6]_*.py"))
+SCRIPTS = sorted(ROOT.glob("0[1-7]_*.py"))
 
 
 def cells(notebook):

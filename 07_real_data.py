@@ -1,0 +1,461 @@
+# %% [markdown]
+# # 07 · The head count on real images: digits at a random place in a larger frame
+#
+# Paper A (Yu, Bao, Jiang, Yu, Li, arXiv 2510.06662), Section 6.2 and Appendix B.3, Tables 8–9
+# and Fig. 2c–d: a ViT on CIFAR-10 images enlarged by padding, each image placed at a random
+# position in the larger frame, 8×8 patches and a CLS token. More heads let the model pick out
+# the image's patches from a longer sequence; the paper reports *training* accuracy (what the
+# model can express) rising with the head count and puts the transition near $h \approx 10$.
+#
+# Their head dimension is fixed (16), so more heads also means a wider model — the confound
+# their Table 3 removes on synthetic data but not on images. We run both: the paper's protocol
+# (fixed head dimension) and a **fixed total width**, where every head count has the same
+# parameters. By default the images are the 1,797 real handwritten 8×8 digits that ship with
+# scikit-learn (no download), at a scale a laptop runs in minutes; `--data cifar10` is the
+# paper's data, for a GPU.
+
+# %%
+"""07 · The head count on real images (paper A, Section 6.2, Appendix B.3, Tables 8-9).
+
+What it shows
+    a. Real digits at a fresh random place in a side x side frame every time they are drawn,
+       cut into 2x2 patches: side 8, 16 give T = 16, 64 patch tokens plus the CLS (24 with
+       --full gives 144).
+    b. A small pre-LN ViT (linear patch embedding, learned positions, CLS token, file 06's block
+       without the causal mask).
+    c. Two sweeps in one run: head dimension fixed (the paper's protocol, width grows with h)
+       and total width fixed (the same parameter count for every h); accuracy on training
+       digits at new placements and on held-out digits, per T, min and mean over seeds.
+    d. --data cifar10 --data-dir DIR: the official CIFAR-10 python archive (MD5-checked), padded
+       with the border colour at a random position, 8x8 patches; --full holds the paper's grid.
+
+Run it
+    python 07_real_data.py             # default: digits, 4 min 47 s on a 2-core CPU
+    python 07_real_data.py --full      # digits at side 8, 16, 24, more steps and seeds
+    python 07_real_data.py --data cifar10 --data-dir ~/data --full   # the paper's grid (GPU)
+    python 07_real_data.py --quick     # seconds; what the tests use
+
+Output
+    results/07_real_data.json (results/07_real_data_cifar10.json for CIFAR-10);
+    figures/07_heads_on_images.png
+"""
+import hashlib
+import math
+import pickle
+import sys
+import tarfile
+import time
+import urllib.request
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+import helpers
+
+allocation = helpers.load_concept("06_allocation")
+
+# %% [markdown]
+# ## a. Images at a random place in a larger frame
+#
+# Each image (side $s_0$: 8 for digits, 32 for CIFAR-10) is placed at a random offset
+# $(a, b) \in \{0, \dots, \text{side} - s_0\}^2$ in a side × side frame, and the frame is filled
+# with the image's **border colour** (each frame pixel copies the nearest image pixel — for
+# digits that is the background, 0). A fresh offset is drawn every time an image is drawn: with
+# a fixed placement 1,500 images are simply memorised by every model and training accuracy says
+# nothing. The frame is cut into non-overlapping $P \times P$ patches ($P = 2$ for digits, 8 for
+# CIFAR-10, as in the paper), so a model sees $T = (\text{side}/P)^2$ patch tokens plus a CLS.
+
+# %%
+def place(images, side, offsets):
+    """images [n, C, s0, s0], offsets [n, 2] -> frames [n, C, side, side] (border colour)."""
+    size = images.shape[-1]
+    grid = torch.arange(side, device=images.device)
+    rows = (grid[None] - offsets[:, :1]).clamp(0, size - 1)                 # [n, side]
+    cols = (grid[None] - offsets[:, 1:]).clamp(0, size - 1)                 # [n, side]
+    index = torch.arange(len(images), device=images.device)[:, None, None, None]
+    channel = torch.arange(images.shape[1], device=images.device)[None, :, None, None]
+    return images[index, channel, rows[:, None, :, None], cols[:, None, None, :]]
+
+
+def random_offsets(n, side, size, generator):
+    """[n, 2] offsets, uniform over every place the image fits."""
+    return torch.randint(side - size + 1, (n, 2), generator=generator)
+
+
+def patches(frames, patch):
+    """frames [n, C, side, side] -> [n, (side / P)^2, C P P] non-overlapping patches."""
+    n, channels, side, _ = frames.shape
+    cut = frames.unfold(2, patch, patch).unfold(3, patch, patch)            # [n, C, s/P, s/P, P, P]
+    return cut.permute(0, 2, 3, 1, 4, 5).reshape(n, (side // patch) ** 2, channels * patch ** 2)
+
+
+def load_digits(n_train, n_valid):
+    """scikit-learn's 1,797 real 8x8 digits in [0, 1]: ((images, labels) train, valid); a fixed
+    split (seed 0), the held-out digits last."""
+    from sklearn.datasets import load_digits as bundled                    # ships with sklearn
+    data = bundled()
+    images = torch.tensor(data.images, dtype=torch.float32)[:, None] / 16  # [1797, 1, 8, 8]
+    labels = torch.tensor(data.target)
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
+    train, valid = order[:n_train], order[len(order) - n_valid:]
+    return (images[train], labels[train]), (images[valid], labels[valid])
+
+
+# %% [markdown]
+# ### CIFAR-10, for a GPU
+#
+# The official python archive (`cifar-10-python.tar.gz`, 163 MB) in `--data-dir`. When it is
+# missing we try to download it once; either way its MD5 must match the published one, or the
+# run stops with one line saying what to do. Pixels are scaled to [0, 1] and normalised per
+# channel with the training set's mean and std.
+
+# %%
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+CIFAR10_MD5 = "c58f30108f718f92721af3b95e74349a"
+CIFAR10_FILE = "cifar-10-python.tar.gz"
+
+
+def md5(path):
+    """MD5 hex digest of a file, read in 1 MB chunks."""
+    digest = hashlib.md5()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def cifar10_archive(data_dir, expected_md5=CIFAR10_MD5):
+    """The archive's path, downloaded when missing; ValueError (one line) when it cannot be had
+    or its MD5 is wrong."""
+    path = Path(data_dir) / CIFAR10_FILE
+    if not path.exists():
+        try:
+            Path(data_dir).mkdir(parents=True, exist_ok=True)
+            urllib.request.urlretrieve(CIFAR10_URL, path)
+        except OSError as error:
+            path.unlink(missing_ok=True)
+            raise ValueError(f"{path} is missing and could not be downloaded ({error}); "
+                             f"download {CIFAR10_URL} into {data_dir}") from None
+    if md5(path) != expected_md5:
+        raise ValueError(f"{path} is corrupt (MD5 {md5(path)}, expected {expected_md5}); "
+                         f"delete it and download {CIFAR10_URL} again")
+    return path
+
+
+def load_cifar10(data_dir, n_train, n_valid, expected_md5=CIFAR10_MD5):
+    """((images [n, 3, 32, 32], labels) train, valid) from the official python archive."""
+    batches = {}
+    with tarfile.open(cifar10_archive(data_dir, expected_md5)) as archive:
+        for member in archive.getmembers():
+            name = Path(member.name).name
+            if name.startswith("data_batch_") or name == "test_batch":
+                batches[name] = pickle.load(archive.extractfile(member), encoding="bytes")
+
+    def stack(names):
+        data = [batches[name] for name in sorted(names)]
+        images = torch.cat([torch.tensor(b[b"data"]) for b in data]).float() / 255
+        labels = torch.cat([torch.tensor(b[b"labels"]) for b in data])
+        return images.view(-1, 3, 32, 32), labels
+
+    train = stack([n for n in batches if n.startswith("data_batch_")])
+    valid = stack(["test_batch"])
+    mean = train[0].mean(dim=(0, 2, 3), keepdim=True)
+    std = train[0].std(dim=(0, 2, 3), keepdim=True)
+    normalise = lambda part, n: ((part[0][:n] - mean) / std, part[1][:n])  # noqa: E731
+    return normalise(train, n_train), normalise(valid, n_valid)
+
+
+# %% [markdown]
+# ## b. A small vision transformer
+#
+# Linear patch embedding, a learned CLS token, learned positions, then file 06's pre-LN block
+# ($u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$,
+# logits with the repository's $1/\sqrt d$ convention) **without** the causal mask, and a
+# linear classifier on the CLS token. $h$ heads of dimension $d$ in each layer.
+
+# %%
+class VisionTransformer(nn.Module):
+    """Patches [B, T, C P P] -> class logits [B, classes], read at the CLS token."""
+
+    def __init__(self, patch_dim, n_patches, width, n_heads, head_dim, n_layers, n_classes=10):
+        super().__init__()
+        self.embed = nn.Linear(patch_dim, width)
+        self.cls = nn.Parameter(torch.zeros(1, 1, width))
+        self.position = nn.Parameter(torch.randn(n_patches + 1, width) * 0.02)
+        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
+                                    for _ in range(n_layers))
+        self.norm = nn.LayerNorm(width)
+        self.out = nn.Linear(width, n_classes)
+
+    def forward(self, x):
+        u = torch.cat([self.cls.expand(len(x), -1, -1), self.embed(x)], dim=1) + self.position
+        for block in self.blocks:
+            u = block(u, None)                                              # no mask
+        return self.out(self.norm(u[:, 0]))
+
+
+# %% [markdown]
+# ## Training with a fresh placement at every step
+#
+# AdamW with the warm-up/cosine schedule of `helpers`; each step draws a batch of training
+# images (indices drawn once, like `helpers.train_regression`) and fresh offsets. Accuracy is
+# measured on every training image and every held-out image, each at a new random placement
+# (one fixed evaluation seed, so every model sees the same placements).
+
+# %%
+@torch.no_grad()
+def accuracy(model, data, run, seed):
+    """Share of images classified correctly, each at a fresh placement (seeded)."""
+    images, labels = data
+    generator = torch.Generator().manual_seed(seed)
+    offsets = random_offsets(len(images), run["side"], images.shape[-1], generator)
+    model.eval()
+    correct = 0
+    for start in range(0, len(images), 512):
+        frames = place(images[start:start + 512], run["side"], offsets[start:start + 512])
+        x = patches(frames, run["patch"]).to(run["device"])
+        correct += int((model(x).argmax(dim=1).cpu() == labels[start:start + 512]).sum())
+    model.train()
+    return correct / len(images)
+
+
+def train_vit(run):
+    """Train one (sweep, side, h, seed) ViT; returns its accuracies and parameter count."""
+    started = time.perf_counter()
+    train, valid = run["data"]
+    images, labels = train
+    size, channels = images.shape[-1], images.shape[1]
+    generator = torch.Generator().manual_seed(run["seed"])
+    helpers.seed_everything(run["seed"])
+    n_patches = (run["side"] // run["patch"]) ** 2
+    model = VisionTransformer(channels * run["patch"] ** 2, n_patches, run["width"],
+                              run["heads"], run["head_dim"], run["layers"]).to(run["device"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=run["lr"], weight_decay=0.05)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: helpers.warmup_cosine(step, run["steps"]))
+    name = f"side={run['side']} h={run['heads']} E={run['width']} seed={run['seed']}"
+    losses = helpers.LossLog(run["steps"], run["device"], name, run["lr"])
+    picks = torch.randint(len(labels), (run["steps"], run["batch_size"]), generator=generator)
+    for step in range(run["steps"]):
+        offsets = random_offsets(run["batch_size"], run["side"], size, generator)
+        frames = place(images[picks[step]], run["side"], offsets)
+        x = patches(frames, run["patch"]).to(run["device"])
+        loss = nn.functional.cross_entropy(model(x), labels[picks[step]].to(run["device"]))
+        losses.record(step, loss)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+    return {**{k: v for k, v in run.items() if k != "data"},
+            "train_accuracy": accuracy(model, train, run, seed=1),
+            "valid_accuracy": accuracy(model, valid, run, seed=2),
+            "parameters": helpers.count_parameters(model),
+            "seconds": time.perf_counter() - started}
+
+
+# %% [markdown]
+# ## c. Two sweeps in one run
+#
+# * **fixed head dimension** (the paper's protocol): $d$ fixed, width $E = h d$, so the model
+#   grows with $h$;
+# * **fixed width** $E$ (the control the paper lacks): $d = E / h$, the same parameter count for
+#   every $h$ — a rise of accuracy with $h$ here is a head-count effect, not width.
+#
+# Runs of one seed share their weights' seed, their batches and their placements across $h$, so
+# the difference between two head counts is a paired comparison (95 % t-interval over seeds).
+
+# %%
+PRESETS = {
+    "digits": {
+        "quick": dict(sides=[8, 12], heads=[1, 2], head_dim=4, width=8, layers=1, seeds=2,
+                      steps=30, batch_size=32, lr=3e-3, n_train=200, n_valid=60, patch=2),
+        "default": dict(sides=[8, 16], heads=[1, 2, 4, 8], head_dim=8, width=32, layers=2,
+                        seeds=2, steps=800, batch_size=64, lr=3e-3, n_train=1500, n_valid=297,
+                        patch=2),
+        "full": dict(sides=[8, 16, 24], heads=[1, 2, 4, 8, 16], head_dim=8, width=32, layers=2,
+                     seeds=5, steps=3000, batch_size=128, lr=3e-3, n_train=1500, n_valid=297,
+                     patch=2),
+    },
+    "cifar10": {  # the paper's grid with --full (Section 6.2, Appendix B.3); a GPU is needed
+        "quick": dict(sides=[32, 40], heads=[1, 2], head_dim=4, width=8, layers=1, seeds=2,
+                      steps=30, batch_size=32, lr=1e-3, n_train=200, n_valid=60, patch=8),
+        "default": dict(sides=[32, 64], heads=[1, 2, 4, 8], head_dim=16, width=64, layers=4,
+                        seeds=2, steps=5000, batch_size=128, lr=1e-3, n_train=50000,
+                        n_valid=10000, patch=8),
+        "full": dict(sides=[64, 96, 128, 192, 256],
+                     heads=[1, 2, 4, 8, 10, 11, 12, 13, 14, 16, 20, 24], head_dim=16, width=128,
+                     layers=4, seeds=3, steps=20000, batch_size=128, lr=1e-3, n_train=50000,
+                     n_valid=10000, patch=8),
+    },
+}
+DIGITS_AVAILABLE = 1797
+
+
+def build_parser():
+    """Every flag of this file, with its help (python 07_real_data.py --help)."""
+    parser = helpers.make_parser(__doc__.split("\n")[0])
+    parser.add_argument("--data", choices=["digits", "cifar10"], default="digits",
+                        help="digits: scikit-learn's bundled 8x8 digits (default, no download); "
+                             "cifar10: the official archive in --data-dir")
+    parser.add_argument("--data-dir", type=Path, help="folder holding cifar-10-python.tar.gz")
+    parser.add_argument("--sides", type=helpers.int_list,
+                        help="frame sides in pixels, multiples of --patch, e.g. 8,16")
+    parser.add_argument("--heads", type=helpers.int_list, help="head counts h, e.g. 1,2,4,8")
+    parser.add_argument("--head-dim", type=helpers.positive_int,
+                        help="head dimension of the fixed-head-dimension sweep")
+    parser.add_argument("--width", type=helpers.positive_int,
+                        help="total width E of the fixed-width sweep (head counts that do not "
+                             "divide it are left out of that sweep)")
+    parser.add_argument("--layers", type=helpers.positive_int, help="transformer layers")
+    parser.add_argument("--patch", type=helpers.positive_int, help="patch side P in pixels")
+    parser.add_argument("--batch-size", type=helpers.positive_int, help="images per step")
+    parser.add_argument("--lr", type=helpers.positive_float, help="peak learning rate")
+    helpers.add_training_flags(parser)
+    parser.set_defaults(n_train=None, n_valid=None)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish (else one line, exit 2)."""
+    parser = build_parser()
+    known, _ = parser.parse_known_args(helpers.cli_argv() if argv is None else argv)
+    args = helpers.config(parser, PRESETS[known.data], argv)
+    size = 8 if args.data == "digits" else 32
+    if args.data == "cifar10" and args.data_dir is None:
+        helpers.refuse(parser, "--data-dir", "--data cifar10 needs the folder that holds (or "
+                       f"will hold) {CIFAR10_FILE}")
+    if args.data == "digits" and args.n_train + args.n_valid > DIGITS_AVAILABLE:
+        helpers.refuse(parser, "--n-train", f"--n-train + --n-valid is at most the "
+                       f"{DIGITS_AVAILABLE} digits, got {args.n_train} + {args.n_valid}",
+                       smallest=None)
+    if args.patch > size:
+        helpers.refuse(parser, "--patch", f"at most the image side {size}", smallest=None)
+    bad = [side for side in args.sides if side < size or side % args.patch]
+    if bad:
+        helpers.refuse(parser, "--sides", f"{bad}: each side must hold the {size}x{size} image "
+                       f"and be a multiple of --patch {args.patch}",
+                       smallest=math.ceil(size / args.patch) * args.patch)
+    if max(args.sides) // args.patch > 64:
+        helpers.refuse(parser, "--sides", f"at most {64 * args.patch} ({64 * 64} patches)")
+    if not [h for h in args.heads if args.width % h == 0]:
+        helpers.refuse(parser, "--width", f"no head count in --heads {args.heads} divides it; "
+                       f"the fixed-width sweep would be empty", smallest=max(args.heads))
+    if args.seeds < 2:
+        helpers.refuse(parser, "--seeds", "paired differences need at least two seeds",
+                       smallest=2)
+    return args
+
+
+def stats(values):
+    """{"seeds", "min", "mean"} of one configuration over seeds (in seed order)."""
+    return {"seeds": values, "min": min(values), "mean": sum(values) / len(values)}
+
+
+def main(args):
+    """Train both sweeps and return every number (JSON-ready)."""
+    helpers.seed_everything(args.seed)
+    if args.data == "digits":
+        data = load_digits(args.n_train, args.n_valid)
+    else:
+        data = load_cifar10(args.data_dir, args.n_train, args.n_valid)
+    sweeps = {"fixed-head-dim": {h: (h * args.head_dim, args.head_dim) for h in args.heads},
+              "fixed-width": {h: (args.width, args.width // h) for h in args.heads
+                              if args.width % h == 0}}
+    base = dict(layers=args.layers, patch=args.patch, steps=args.steps, lr=args.lr,
+                batch_size=args.batch_size, device=args.device, data=data)
+    shapes = {(side, h, width, head_dim, args.seed + s) for sweep in sweeps.values()
+              for side in args.sides for h, (width, head_dim) in sweep.items()
+              for s in range(args.seeds)}       # h = E / d is in both sweeps: trained once
+    # "T" orders run_sweep (longest first): here patches times width, a cost estimate
+    runs = [dict(base, side=side, T=(side // args.patch) ** 2 * width, heads=h, width=width,
+                 head_dim=head_dim, seed=seed) for side, h, width, head_dim, seed in shapes]
+    results = helpers.run_sweep(
+        runs, args.workers, train_vit,
+        lambda r: f"side={r['side']:<3} h={r['heads']:<2} E={r['width']:<3} seed={r['seed']}  "
+                  f"train acc {r['train_accuracy']:.3f}  held-out {r['valid_accuracy']:.3f}")
+    by_shape = {(r["side"], r["heads"], r["width"], r["head_dim"], r["seed"]): r
+                for r in results}
+    table, gains = {}, {}
+    for sweep, sweep_shapes in sweeps.items():
+        for side in args.sides:
+            T = (side // args.patch) ** 2
+            rows = {h: [by_shape[(side, h, *shape, args.seed + s)] for s in range(args.seeds)]
+                    for h, shape in sweep_shapes.items()}
+            table.setdefault(sweep, {})[str(T)] = {
+                str(h): {"train": stats([r["train_accuracy"] for r in rows[h]]),
+                         "valid": stats([r["valid_accuracy"] for r in rows[h]]),
+                         "parameters": rows[h][0]["parameters"], "width": sweep_shapes[h][0],
+                         "head_dim": sweep_shapes[h][1]} for h in sweep_shapes}
+            few, many = min(sweep_shapes), max(sweep_shapes)
+            mean, low, high = helpers.t_interval(
+                [b["train_accuracy"] - a["train_accuracy"] for a, b in zip(rows[few], rows[many])])
+            gains.setdefault(sweep, {})[str(T)] = {"from": few, "to": many, "mean": mean,
+                                                  "ci95": [low, high]}
+    return {"data": args.data, "image_side": 8 if args.data == "digits" else 32,
+            "T": [(side // args.patch) ** 2 for side in args.sides], "accuracy": table,
+            "train_gain_with_heads": gains,
+            "run_seconds": sum(r["seconds"] for r in results)}
+
+
+# %% [markdown]
+# ## d. Reading the sweeps, and the figure
+
+# %%
+def plot(result):
+    """Training and held-out accuracy against h, one line per T, for both sweeps."""
+    sweeps = result["accuracy"]
+    figure, axes = plt.subplots(2, len(sweeps), figsize=(5.5 * len(sweeps), 7), squeeze=False)
+    for column, (sweep, by_T) in enumerate(sweeps.items()):
+        for row, split in enumerate(("train", "valid")):
+            axis = axes[row, column]
+            for T, by_h in by_T.items():
+                heads = [int(h) for h in by_h]
+                line, = axis.semilogx(heads, [e[split]["mean"] for e in by_h.values()], "o-",
+                                      label=f"T = {T} + CLS")
+                for h, entry in zip(heads, by_h.values()):
+                    axis.semilogx([h] * len(entry[split]["seeds"]), entry[split]["seeds"], ".",
+                                  color=line.get_color(), alpha=0.5)
+            helpers.label_log_axis(axis, heads)
+            axis.set_xlabel("heads h"), axis.legend(fontsize=7)
+            axis.set_ylabel(("training images at new placements" if split == "train"
+                             else "held-out images") + ": accuracy")
+            axis.set_title(f"{sweep}: " + ("width grows with h" if sweep == "fixed-head-dim"
+                                           else "same parameters for every h"))
+    figure.tight_layout()
+    return figure
+
+
+def report(result, args):
+    """The printed tables: accuracy per sweep, T and h, and the paired gain from few to many."""
+    print(f"device: {args.device}   preset: {args.preset}   data: {result['data']}")
+    for sweep, by_T in result["accuracy"].items():
+        print(f"{sweep}: accuracy, mean (min) over {args.seeds} seeds — training images at new "
+              f"placements | held-out")
+        for T, by_h in by_T.items():
+            print(f"   T = {T:<4}+ CLS  " + "  ".join(
+                f"h={h}: {e['train']['mean']:.3f} ({e['train']['min']:.3f}) | "
+                f"{e['valid']['mean']:.3f}  [{e['parameters']} params]" for h, e in by_h.items()))
+        for T, gain in result["train_gain_with_heads"][sweep].items():
+            low, high = gain["ci95"]
+            print(f"   T = {T}: training accuracy h={gain['to']} minus h={gain['from']}: "
+                  f"{gain['mean']:+.3f} [{low:+.3f}, {high:+.3f}] (95% t, paired seeds)")
+
+
+if __name__ == "__main__":
+    args = config()
+    started = time.perf_counter()
+    try:
+        result, _ = helpers.run_main(main, args)
+    except ValueError as error:  # a missing or corrupt CIFAR-10 archive: one line, exit 2
+        print(f"07_real_data.py: error: argument --data-dir: {error}", file=sys.stderr)
+        sys.exit(2)
+    report(result, args)
+    stem = "07_real_data" if args.data == "digits" else "07_real_data_cifar10"
+    helpers.save_figure(plot(result), "07_heads_on_images" if args.data == "digits"
+                        else "07_heads_on_images_cifar10", args)
+    path = helpers.save_results(stem, result, args, time.perf_counter() - started)
+    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")

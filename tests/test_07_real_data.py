@@ -1,0 +1,156 @@
+"""07_real_data.py: placement and patches against loops, the digits split, the ViT, equal
+parameters in the fixed-width sweep, the CIFAR-10 reader on a tiny archive, and bad input."""
+import io
+import json
+import pickle
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import torch
+
+import helpers
+from conftest import assert_rejected
+
+real = helpers.load_concept("07_real_data")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_place_copies_the_image_and_extends_its_border_by_a_slow_loop():
+    torch.manual_seed(0)
+    images = torch.rand(3, 2, 4, 4)
+    offsets = torch.tensor([[0, 0], [3, 1], [5, 5]])
+    frames = real.place(images, 9, offsets)
+    assert frames.shape == (3, 2, 9, 9)
+    for n in range(3):
+        a, b = offsets[n].tolist()
+        for channel in range(2):
+            for i in range(9):
+                for j in range(9):
+                    source = images[n, channel, min(max(i - a, 0), 3), min(max(j - b, 0), 3)]
+                    assert frames[n, channel, i, j] == source
+        torch.testing.assert_close(frames[n, :, a:a + 4, b:b + 4], images[n])   # exact copy
+
+
+def test_patches_by_a_slow_loop():
+    frames = torch.arange(2 * 3 * 4 * 4, dtype=torch.float).view(2, 3, 4, 4)
+    cut = real.patches(frames, 2)
+    assert cut.shape == (2, 4, 12)
+    for n in range(2):
+        for row in range(2):
+            for col in range(2):
+                expected = frames[n, :, 2 * row:2 * row + 2, 2 * col:2 * col + 2].reshape(-1)
+                torch.testing.assert_close(cut[n, 2 * row + col], expected)
+
+
+def test_offsets_cover_every_place_and_stay_inside():
+    offsets = real.random_offsets(5000, 16, 8, torch.Generator().manual_seed(0))
+    assert int(offsets.min()) == 0 and int(offsets.max()) == 8
+    assert len({tuple(o) for o in offsets.tolist()}) == 81                  # all 9 x 9 places
+
+
+def test_digits_split_is_fixed_disjoint_and_scaled():
+    (train_x, train_y), (valid_x, valid_y) = real.load_digits(1500, 297)
+    assert train_x.shape == (1500, 1, 8, 8) and valid_x.shape == (297, 1, 8, 8)
+    assert 0 <= float(train_x.min()) and float(train_x.max()) <= 1
+    flat = {tuple(x.flatten().tolist()) for x in train_x}
+    assert sum(tuple(x.flatten().tolist()) in flat for x in valid_x) < 5   # (a few duplicates)
+    again = real.load_digits(1500, 297)
+    torch.testing.assert_close(again[1][0], valid_x)
+    assert set(train_y.tolist()) == set(range(10))
+
+
+def test_vision_transformer_shapes_and_sees_every_patch():
+    torch.manual_seed(0)
+    model = real.VisionTransformer(patch_dim=4, n_patches=16, width=16, n_heads=4, head_dim=4,
+                                   n_layers=2)
+    x = torch.randn(3, 16, 4)
+    changed = x.clone()
+    changed[:, -1] += 1.0                                                   # the last patch
+    with torch.no_grad():
+        assert model(x).shape == (3, 10)
+        assert not torch.allclose(model(x), model(changed))                 # no causal mask
+
+
+def test_fixed_width_sweep_has_equal_parameter_counts():
+    counts = {helpers.count_parameters(real.VisionTransformer(4, 64, 32, h, 32 // h, 2))
+              for h in (1, 2, 4, 8, 16, 32)}
+    assert len(counts) == 1
+    growing = [helpers.count_parameters(real.VisionTransformer(4, 64, 8 * h, h, 8, 2))
+               for h in (1, 2, 4, 8)]
+    assert growing == sorted(growing) and len(set(growing)) == 4
+
+
+def write_tiny_cifar(folder, images_per_batch=6):
+    """A CIFAR-10 python archive in the official layout, with a few random images per batch."""
+    generator = torch.Generator().manual_seed(0)
+    path = Path(folder) / real.CIFAR10_FILE
+    with tarfile.open(path, "w:gz") as archive:
+        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+            batch = {b"data": torch.randint(256, (images_per_batch, 3072), generator=generator)
+                     .to(torch.uint8).numpy(),
+                     b"labels": torch.randint(10, (images_per_batch,), generator=generator)
+                     .tolist()}
+            payload = pickle.dumps(batch)
+            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
+            info.size = len(payload)
+            archive.addfile(info, io.BytesIO(payload))
+    return path
+
+
+def test_cifar10_reader_on_a_tiny_archive(tmp_path):
+    path = write_tiny_cifar(tmp_path)
+    (train_x, train_y), (valid_x, valid_y) = real.load_cifar10(tmp_path, 20, 4,
+                                                               expected_md5=real.md5(path))
+    assert train_x.shape == (20, 3, 32, 32) and valid_x.shape == (4, 3, 32, 32)
+    assert train_y.shape == (20,) and int(train_y.max()) < 10
+    frames = real.place(train_x[:2], 64, torch.tensor([[0, 32], [16, 8]]))
+    assert real.patches(frames, 8).shape == (2, 64, 192)
+
+
+def test_cifar10_corrupt_or_missing_archive_is_one_clear_error(tmp_path, monkeypatch):
+    write_tiny_cifar(tmp_path)
+    with pytest.raises(ValueError, match="corrupt .* download"):
+        real.cifar10_archive(tmp_path)                                      # the official MD5
+
+    def offline(*args, **kwargs):
+        raise OSError("no network")
+
+    monkeypatch.setattr(real.urllib.request, "urlretrieve", offline)
+    with pytest.raises(ValueError, match="missing and could not be downloaded"):
+        real.cifar10_archive(tmp_path / "empty")
+
+
+def test_cifar10_run_with_a_corrupt_archive_ends_in_one_line_exit_2(tmp_path):
+    write_tiny_cifar(tmp_path)
+    done = subprocess.run([sys.executable, str(ROOT / "07_real_data.py"), "--quick", "--data",
+                           "cifar10", "--data-dir", str(tmp_path), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "--data-dir" in done.stderr
+    assert "corrupt" in done.stderr
+
+
+def test_main_quick_writes_both_sweeps(quick_args):
+    args = quick_args(real, "--workers", "2")
+    result = real.main(args)
+    json.dumps(result, allow_nan=False)
+    assert set(result["accuracy"]) == {"fixed-head-dim", "fixed-width"}
+    for T in map(str, result["T"]):
+        fixed = result["accuracy"]["fixed-width"][T]
+        assert len({entry["parameters"] for entry in fixed.values()}) == 1
+        for entry in fixed.values():
+            assert 0 <= entry["train"]["min"] <= entry["train"]["mean"] <= 1
+            assert len(entry["valid"]["seeds"]) == args.seeds
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--sides", "6"], "--sides"), (["--sides", "9"], "--sides"),
+    (["--data", "cifar10"], "--data-dir"), (["--n-train", "1700"], "--n-train"),
+    (["--width", "3", "--heads", "2,4"], "--width"), (["--seeds", "1"], "--seeds"),
+    (["--patch", "9"], "--patch"), (["--data", "imagenet"], "--data"),
+])
+def test_bad_input_exits_2_with_one_line(flags, flag_name):
+    assert_rejected("07_real_data", flags, flag_name)
