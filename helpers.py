@@ -194,8 +194,12 @@ def check_out(parser, out):
 
 
 def cli_argv():
-    """sys.argv[1:] for a script; [] inside Jupyter, whose kernel has its own arguments."""
-    return [] if "ipykernel" in sys.modules else sys.argv[1:]
+    """sys.argv[1:] for a script; [] inside a Jupyter kernel, whose arguments are its own.
+
+    The kernel is recognised by its launcher (python -m ipykernel_launcher -f ...), not by
+    ipykernel being imported: a test process may import it without being a kernel."""
+    in_kernel = Path(sys.argv[0]).stem == "ipykernel_launcher"
+    return [] if in_kernel else sys.argv[1:]
 
 
 # ----------------------------------------------------------------------------------------------

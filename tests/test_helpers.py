@@ -2,6 +2,7 @@
 import argparse
 import json
 import math
+import sys
 
 import pytest
 import torch
@@ -209,3 +210,11 @@ def test_best_checkpoint_reads_the_validation_set_only_to_select():
     assert last["last_valid_nmse"] == best["last_valid_nmse"] == last["valid_nmse"]
     assert best["valid_nmse"] == pytest.approx(min(h["valid_nmse"] for h in best["history"]))
     assert (last["selection"], best["selection"]) == ("last", "best_checkpoint")
+
+
+def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(monkeypatch):
+    import ipykernel  # noqa: F401 — imported by a test process, which is still not a kernel
+    monkeypatch.setattr(sys, "argv", ["/x/01_retrieval_task.py", "--quick"])
+    assert helpers.cli_argv() == ["--quick"]
+    monkeypatch.setattr(sys, "argv", ["/venv/lib/ipykernel_launcher.py", "-f", "k.json"])
+    assert helpers.cli_argv() == []

@@ -1,0 +1,71 @@
+# %% [markdown]
+# # Exercises · 01 The generalized D-retrieval task
+#
+# Beside `01_retrieval_task.py` and paper A §4 (eq. 7–9). Each exercise ends with a check that
+# prints one line: `[ok]`, `[not yet]` (with what was expected), `[to do]` or `[error]`.
+# Write your code where it says so; nothing here trains a model, every cell runs in seconds.
+
+# %%
+import sys
+from pathlib import Path
+
+here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
+sys.path.insert(0, str(here))
+import check  # noqa: E402
+import torch  # noqa: E402
+
+# %% [markdown]
+# ## 1.1 NMSE · easy · 5 min
+#
+# Both papers report the normalised mean squared error,
+# $\mathrm{NMSE} = \frac{1}{n}\sum_k (\hat y_k - y_k)^2 \,/\, \mathrm{Var}(y)$, with the
+# population variance (divide by $n$). Write it for two tensors of shape `[n]`.
+#
+# *Hint:* `torch.mean`, and `torch.var(..., unbiased=False)`.
+
+# %%
+def nmse(prediction, target):
+    ### BEGIN SOLUTION
+    return float(torch.mean((prediction - target) ** 2) / torch.var(target, unbiased=False))
+    ### END SOLUTION
+
+
+check.ex01_nmse(nmse)
+
+# %% [markdown]
+# ## 1.2 Why not raw MSE? · easy · 5 min · written
+#
+# `python 01_retrieval_task.py` prints Var(y) for T = 8 … 512. Why would a table of raw MSE
+# against T mislead, and what does dividing by Var(y) fix? Two or three sentences.
+#
+# *Hint:* what happens to the maximum of more and more Gaussian samples?
+
+# %%
+### BEGIN ANSWER answer_1_2
+answer_1_2 = """The target is a sum of maxima over T tokens, and the maximum of more Gaussian
+samples is more concentrated: Var(y) falls from 1.49 at T = 8 to 0.55 at T = 512. A predictor
+that outputs the mean therefore has a smaller raw MSE at large T without having learned
+anything. NMSE divides by Var(y), so 1 always means 'no better than the mean' at every T."""
+### END ANSWER
+
+check.ex01_why_nmse(answer_1_2)
+
+# %% [markdown]
+# ## 1.3 The retrieval target of eq. 8 · medium · 10 min
+#
+# Paper A's synthetic instance: $y = \sum_{i=1}^{D} \max_{t} a_i^\top x(t)$ for inputs
+# `x` of shape `[n, T, d]` and directions `a` of shape `[D, d]`. Return `y` of shape `[n]`.
+#
+# *Hint:* `x @ a.T` has shape `[n, T, D]`; take the max over the token axis.
+
+# %%
+def retrieval_target(x, directions):
+    ### BEGIN SOLUTION
+    return (x @ directions.T).max(dim=1).values.sum(dim=1)
+    ### END SOLUTION
+
+
+check.ex01_retrieval_target(retrieval_target)
+
+# %%
+check.summary()

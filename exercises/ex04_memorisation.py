@@ -1,0 +1,53 @@
+# %% [markdown]
+# # Exercises · 04 One head, a wide embedding, and the FFN does the rest
+#
+# Beside `04_single_head_memorization.py` and paper A, Theorem 2(3) and Lemma 8.
+
+# %%
+import sys
+from pathlib import Path
+
+here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
+sys.path.insert(0, str(here))
+import check  # noqa: E402
+import torch  # noqa: E402
+
+# %% [markdown]
+# ## 4.1 The memorising embedding · medium · 10 min
+#
+# Token $t$ becomes $e_t \otimes x(t)$: a vector of length $T d$ that is zero except for block
+# $t$, which holds $x(t)$. For `x` of shape `[B, T, d]` return `[B, T, T*d]`.
+#
+# *Hint:* `torch.eye(T)` gives the $e_t$; broadcast and `reshape`.
+
+# %%
+def memorising_tokens(x):
+    ### BEGIN SOLUTION
+    batch, seq_len, dim = x.shape
+    blocks = torch.eye(seq_len, dtype=x.dtype)
+    return (blocks[None, :, :, None] * x[:, None, :, :]).reshape(batch, seq_len, seq_len * dim)
+    ### END SOLUTION
+
+
+check.ex04_memorising_tokens(memorising_tokens)
+
+# %% [markdown]
+# ## 4.2 Why one uniform head is enough · easy · 5 min
+#
+# With uniform attention the head outputs the *average* of the memorising tokens. Show that
+# the whole sequence can be read back from it: given that average (`[B, T*d]`), $T$ and $d$,
+# return `x` (`[B, T, d]`).
+#
+# *Hint:* each block appears in exactly one token.
+
+# %%
+def read_back(average, seq_len, dim):
+    ### BEGIN SOLUTION
+    return (average * seq_len).reshape(-1, seq_len, dim)
+    ### END SOLUTION
+
+
+check.ex04_read_back(read_back)
+
+# %%
+check.summary()

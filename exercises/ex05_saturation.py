@@ -1,0 +1,51 @@
+# %% [markdown]
+# # Exercises · 05 Softmax saturation
+#
+# Beside `05_saturation.py` and paper B §5 (Theorem 5.1, as the reviews describe it).
+
+# %%
+import sys
+from pathlib import Path
+
+here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
+sys.path.insert(0, str(here))
+import check  # noqa: E402
+import math  # noqa: E402
+
+# %% [markdown]
+# ## 5.1 The bounded-logit band · easy · 5 min
+#
+# If every logit satisfies $|s_i| \le B$, every softmax weight over $L$ tokens lies in a band.
+# Derive it (bound the numerator $e^{s_i}$ and the denominator $\sum_j e^{s_j}$) and return
+# `(lower, upper)`.
+#
+# *Hint:* the numerator is in $[e^{-B}, e^{B}]$, the denominator in $[L e^{-B}, L e^{B}]$.
+
+# %%
+def softmax_band(B, L):
+    ### BEGIN SOLUTION
+    return math.exp(-2 * B) / L, math.exp(2 * B) / L
+    ### END SOLUTION
+
+
+check.ex05_softmax_band(softmax_band)
+
+# %% [markdown]
+# ## 5.2 The entropy floor · medium · 10 min
+#
+# From 5.1, $-\log p_i \ge \log L - 2B$ for every $i$. Turn that into a lower bound on the
+# normalised entropy $H(p)/\log L$ (never below 0; for $L = 1$ say 1).
+#
+# *Hint:* $H(p) = \sum_i p_i (-\log p_i)$ and $\sum_i p_i = 1$.
+
+# %%
+def entropy_floor(B, L):
+    ### BEGIN SOLUTION
+    return max(0.0, 1 - 2 * B / math.log(L)) if L > 1 else 1.0
+    ### END SOLUTION
+
+
+check.ex05_entropy_floor(entropy_floor)
+
+# %%
+check.summary()

@@ -1,0 +1,65 @@
+# %% [markdown]
+# # Exercises · 06 Allocating heads and head dimensions across layers
+#
+# Beside `06_allocation.py` and paper B §4 and §6. Exercise 6.2 reads the committed results.
+
+# %%
+import sys
+from pathlib import Path
+
+here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
+sys.path.insert(0, str(here))
+import check  # noqa: E402
+
+# %% [markdown]
+# ## 6.1 An allocation's attention parameters · easy · 5 min
+#
+# A layer with $H$ heads of dimension $d$ in a model of width $E$ has $W_Q, W_K, W_V$ of shape
+# $[H, d, E]$ and $W_O$ of shape $[E, H d]$ (no biases). For `layers = [(H_1, d_1), ...]`
+# return the total number of attention parameters.
+#
+# *Hint:* the answer is a multiple of the attention budget $\sum_\ell H_\ell d_\ell$.
+
+# %%
+def attention_parameters(layers, width):
+    ### BEGIN SOLUTION
+    return 4 * width * sum(heads * head_dim for heads, head_dim in layers)
+    ### END SOLUTION
+
+
+check.ex06_attention_parameters(attention_parameters)
+
+# %% [markdown]
+# ## 6.2 Which allocation wins where? · easy · 5 min
+#
+# File 06 compares uniform, front-loaded and back-loaded two-layer models at equal budget on
+# "match-aggregate" (the content match must happen in layer 1) and "prefix-match" (in layer 2).
+# Before you look at README §06: which allocation should win each task? Return its name.
+
+# %%
+def winner(task):
+    ### BEGIN SOLUTION
+    return {"match-aggregate": "front-loaded", "prefix-match": "back-loaded"}[task]
+    ### END SOLUTION
+
+
+check.ex06_winners(winner)
+
+# %% [markdown]
+# ## 6.3 So is "front-load" a rule? · medium · 10 min · written
+#
+# Paper B recommends giving early layers more. In two or three sentences: what do the two tasks
+# say about that advice, and what would you need to know about a task before allocating?
+
+# %%
+### BEGIN ANSWER answer_6_3
+answer_6_3 = """Not in general: the rich head dimension must sit in the layer that does the
+rank-p content match. Front-loading wins when that match happens in layer 1 (match-aggregate)
+and loses when it can only happen in layer 2 (prefix-match). Before allocating one needs to know
+where in the computation the high-rank retrieval happens."""
+### END ANSWER
+
+check.ex06_why(answer_6_3)
+
+# %%
+check.summary()
