@@ -30,7 +30,7 @@ What it shows
        with the border colour at a random position, 8x8 patches; --full holds the paper's grid.
 
 Run it
-    python 07_real_data.py             # default: digits, 4 min 47 s on a 2-core CPU
+    python 07_real_data.py             # default: digits, 3 min 37 s on a 2-core CPU
     python 07_real_data.py --full      # digits at side 8, 16, 24, more steps and seeds
     python 07_real_data.py --data cifar10 --data-dir ~/data --full   # the paper's grid (GPU)
     python 07_real_data.py --quick     # seconds; what the tests use
@@ -273,7 +273,7 @@ PRESETS = {
         "quick": dict(sides=[8, 12], heads=[1, 2], head_dim=4, width=8, layers=1, seeds=2,
                       steps=30, batch_size=32, lr=3e-3, n_train=200, n_valid=60, patch=2),
         "default": dict(sides=[8, 16], heads=[1, 2, 4, 8], head_dim=8, width=32, layers=2,
-                        seeds=2, steps=800, batch_size=64, lr=3e-3, n_train=1500, n_valid=297,
+                        seeds=2, steps=600, batch_size=64, lr=3e-3, n_train=1500, n_valid=297,
                         patch=2),
         "full": dict(sides=[8, 16, 24], heads=[1, 2, 4, 8, 16], head_dim=8, width=32, layers=2,
                      seeds=5, steps=3000, batch_size=128, lr=3e-3, n_train=1500, n_valid=297,
