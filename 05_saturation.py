@@ -338,13 +338,6 @@ def train_head(run):
 # minus free, per seed.
 
 # %%
-def stats(values):
-    """{"seeds", "min", "mean", "std"} of one configuration's validation NMSE over seeds."""
-    mean = sum(values) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
-    return {"seeds": values, "min": min(values), "mean": mean, "std": std}
-
-
 def errors_by_seed(results, task, cap, L, head_dim):
     """Validation NMSE per seed (in seed order) of one configuration."""
     rows = sorted((r for r in results if (r["task"], r["cap"], r["L"], r["head_dim"])
@@ -369,7 +362,8 @@ def summarise_model_side(results, args, oracle):
     kinds = {"free": None, **{f"{B:g}": B for B in args.caps}}
     table, gain, changes, spread, truncation = {}, {}, {}, {}, {}
     for name, cap in kinds.items():
-        table[name] = {str(L): {str(d): stats(errors_by_seed(results, "match", cap, L, d))
+        table[name] = {str(L): {str(d): helpers.seed_stats(errors_by_seed(results, "match", cap,
+                                                                         L, d))
                                 for d in args.head_dims} for L in args.L}
         gain[name] = {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
                       for L, entry in table[name].items()}
@@ -437,9 +431,9 @@ def confound(results, args):
             x, _, value = spectrum_task(args.n_valid, L, args.dim, matrix, args.seed + 10_000)
             y = softmax_target(x, matrix, value, cap)
             out[key][str(L)] = {str(r): oracle_nmse(x, y, matrix, value, r, cap) for r in ranks}
-        out["trained"][str(L)] = {str(d): stats(errors_by_seed(results, "spectrum", args.cap, L,
-                                                               d))
-                                  for d in args.confound_head_dims}
+        trained = {str(d): errors_by_seed(results, "spectrum", args.cap, L, d)
+                   for d in args.confound_head_dims}
+        out["trained"][str(L)] = {d: helpers.seed_stats(v) for d, v in trained.items()}
         low, high = str(args.confound_head_dims[0]), str(args.confound_head_dims[-1])
         out["gain_trained"][str(L)] = (out["trained"][str(L)][low]["mean"]
                                        - out["trained"][str(L)][high]["mean"])

@@ -680,18 +680,6 @@ def config(argv=None):
     return args
 
 
-def stats(values):
-    """{"seeds", "mean", "std", "min"} of one configuration over seeds (in seed order)."""
-    mean, std = mean_and_spread(values)
-    return {"seeds": values, "mean": mean, "std": std, "min": min(values)}
-
-
-def mean_and_spread(values):
-    """Mean and sample std (n - 1) of a list of seed results; std 0 for one value."""
-    mean = sum(values) / len(values)
-    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
-
-
 def by_seed(results, key, **match):
     """The `key` of every result matching `match`, in seed order."""
     rows = [r for r in results if all(r.get(k) == v for k, v in match.items())]
@@ -718,7 +706,7 @@ def main(args):
 
     x, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
                               args.seed + 10_000)
-    trained = {str(H): stats(by_seed(results, "valid_nmse", task="recall", H=H))
+    trained = {str(H): helpers.seed_stats(by_seed(results, "valid_nmse", task="recall", H=H))
                for H in args.fixed_heads}
     fit = fit_tradeoff(args.fixed_heads, [e["mean"] for e in trained.values()], budget)
     smallest_dim = budget / max(args.fixed_heads)
@@ -732,7 +720,7 @@ def main(args):
                  for name in compared}
         comparison[task] = {"allocations": {name: {"layers": [list(l) for l in layers],
                                                    "budget": attention_budget(layers),
-                                                   **stats(seeds[name])}
+                                                   **helpers.seed_stats(seeds[name])}
                                             for name, layers in compared.items()},
                             "paired": paired(seeds)}
 
@@ -760,7 +748,8 @@ def main(args):
                  "characters": len(data), "T": args.text_T,
                  "ngram": ngram_baseline(data, args.text_T, len(alphabet)),
                  "allocations": {name: {"layers": [list(l) for l in layers],
-                                        "budget": attention_budget(layers), **stats(bpc[name])}
+                                        "budget": attention_budget(layers),
+                                        **helpers.seed_stats(bpc[name])}
                                  for name, layers in text_compared.items()},
                  "paired": paired(bpc)},
         "rank_by_layer": {layer: {rank: {"per_head": values, "mean": sum(values) / len(values)}

@@ -12,7 +12,7 @@ construction) stays in its numbered file. Contents, in order of use:
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
-    t_interval                          mean and 95% Student-t interval over paired seeds
+    seed_stats, t_interval              a configuration's seeds/min/mean/std; paired 95% t
     train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
     run_sweep                           independent training runs in CPU processes, longest first
     run_main                            main(args), timed; a non-finite number ends it in one line
@@ -281,6 +281,15 @@ def t_quantile(df, level=0.975):
         middle = (low + high) / 2
         low, high = (middle, high) if cdf(middle) < level else (low, middle)
     return (low + high) / 2
+
+
+def seed_stats(values):
+    """{"seeds", "min", "mean", "std"} of one configuration over seeds (sample std, n - 1;
+    0 for a single seed)."""
+    values = [float(v) for v in values]
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
+    return {"seeds": values, "min": min(values), "mean": mean, "std": std}
 
 
 def t_interval(values):

@@ -218,3 +218,12 @@ def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(mon
     assert helpers.cli_argv() == ["--quick"]
     monkeypatch.setattr(sys, "argv", ["/venv/lib/ipykernel_launcher.py", "-f", "k.json"])
     assert helpers.cli_argv() == []
+
+
+def test_seed_stats_by_hand():
+    entry = helpers.seed_stats([1.0, 2.0, 4.0])
+    assert entry["seeds"] == [1.0, 2.0, 4.0] and entry["min"] == 1.0
+    assert entry["mean"] == pytest.approx(7 / 3)
+    assert entry["std"] == pytest.approx(math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2
+                                                    + (4 - 7 / 3) ** 2) / 2))
+    assert helpers.seed_stats([0.5])["std"] == 0.0
