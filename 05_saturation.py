@@ -654,7 +654,8 @@ def plot_confound(result):
                               yerr=[e["std"] for e in trained.values()], fmt="o",
                               color=line.get_color(), capsize=2, label=f"L = {L}, trained")
         helpers.label_log_axis(axis, [int(r) for r in curve])
-        axis.set_xlabel("rank r (oracle) / head dimension d (trained)")
+        axis.set_xlabel("rank r (oracle)" + (" / head dimension d (trained)"
+                                             if key == "oracle" else ""))
         axis.set_ylabel("NMSE"), axis.set_title(title), axis.legend(fontsize=7)
     figure.tight_layout()
     return figure
