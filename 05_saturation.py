@@ -340,9 +340,7 @@ def train_head(run):
 # %%
 def errors_by_seed(results, task, cap, L, head_dim):
     """Validation NMSE per seed (in seed order) of one configuration."""
-    rows = sorted((r for r in results if (r["task"], r["cap"], r["L"], r["head_dim"])
-                   == (task, cap, L, head_dim)), key=lambda r: r["seed"])
-    return [r["valid_nmse"] for r in rows]
+    return helpers.by_seed(results, "valid_nmse", task=task, cap=cap, L=L, head_dim=head_dim)
 
 
 def gain_change(results, task, cap, lengths, small, large):

@@ -680,12 +680,6 @@ def config(argv=None):
     return args
 
 
-def by_seed(results, key, **match):
-    """The `key` of every result matching `match`, in seed order."""
-    rows = [r for r in results if all(r.get(k) == v for k, v in match.items())]
-    return [r[key] for r in sorted(rows, key=lambda r: r["seed"])]
-
-
 def main(args):
     """Compute parts a–e and return every number (JSON-ready)."""
     helpers.seed_everything(args.seed)
@@ -706,7 +700,8 @@ def main(args):
 
     x, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
                               args.seed + 10_000)
-    trained = {str(H): helpers.seed_stats(by_seed(results, "valid_nmse", task="recall", H=H))
+    trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", task="recall",
+                                                          H=H))
                for H in args.fixed_heads}
     fit = fit_tradeoff(args.fixed_heads, [e["mean"] for e in trained.values()], budget)
     smallest_dim = budget / max(args.fixed_heads)
@@ -716,7 +711,7 @@ def main(args):
              "oracle": {str(H): recall_oracle(parts, y, H) for H in args.fixed_heads}}
     comparison = {}
     for task in TASKS:
-        seeds = {name: by_seed(results, "valid_nmse", task=task, allocation=name)
+        seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
                  for name in compared}
         comparison[task] = {"allocations": {name: {"layers": [list(l) for l in layers],
                                                    "budget": attention_budget(layers),
@@ -734,7 +729,8 @@ def main(args):
     lm_results = helpers.run_sweep(
         lm_runs, args.workers, train_language_model,
         lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}")
-    bpc = {name: by_seed(lm_results, "valid_bpc", allocation=name) for name in text_compared}
+    bpc = {name: helpers.by_seed(lm_results, "valid_bpc", allocation=name)
+           for name in text_compared}
     valid = data[int(0.9 * len(data)):]
     costs = {}
     for run in (r for r in lm_results if r["allocation"] == "uniform"):

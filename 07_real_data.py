@@ -350,11 +350,6 @@ def config(argv=None):
     return args
 
 
-def stats(values):
-    """{"seeds", "min", "mean"} of one configuration over seeds (in seed order)."""
-    return {"seeds": values, "min": min(values), "mean": sum(values) / len(values)}
-
-
 def main(args):
     """Train both sweeps and return every number (JSON-ready)."""
     helpers.seed_everything(args.seed)
@@ -386,8 +381,8 @@ def main(args):
             rows = {h: [by_shape[(side, h, *shape, args.seed + s)] for s in range(args.seeds)]
                     for h, shape in sweep_shapes.items()}
             table.setdefault(sweep, {})[str(T)] = {
-                str(h): {"train": stats([r["train_accuracy"] for r in rows[h]]),
-                         "valid": stats([r["valid_accuracy"] for r in rows[h]]),
+                str(h): {"train": helpers.seed_stats([r["train_accuracy"] for r in rows[h]]),
+                         "valid": helpers.seed_stats([r["valid_accuracy"] for r in rows[h]]),
                          "parameters": rows[h][0]["parameters"], "width": sweep_shapes[h][0],
                          "head_dim": sweep_shapes[h][1]} for h in sweep_shapes}
             few, many = min(sweep_shapes), max(sweep_shapes)

@@ -12,7 +12,7 @@ construction) stays in its numbered file. Contents, in order of use:
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
-    seed_stats, t_interval              a configuration's seeds/min/mean/std; paired 95% t
+    by_seed, seed_stats, t_interval     a configuration's seeds/min/mean/std; paired 95% t
     train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
     run_sweep                           independent training runs in CPU processes, longest first
     run_main                            main(args), timed; a non-finite number ends it in one line
@@ -281,6 +281,12 @@ def t_quantile(df, level=0.975):
         middle = (low + high) / 2
         low, high = (middle, high) if cdf(middle) < level else (low, middle)
     return (low + high) / 2
+
+
+def by_seed(results, key, **match):
+    """The `key` of every result whose fields equal `match`, in seed order (for paired seeds)."""
+    rows = [r for r in results if all(r.get(k) == v for k, v in match.items())]
+    return [r[key] for r in sorted(rows, key=lambda r: r["seed"])]
 
 
 def seed_stats(values):
