@@ -124,13 +124,24 @@ def test_part_b_targets_by_slow_loops():
         for t in range(1, 6):
             partner = [s for s in range(t) if torch.allclose(x[n, s, :3], x[n, t, 3:6])]
             assert partner                                                  # an earlier token
-            total += float(x[n, t, -1]) * float(x[n, partner[0], -1])
+            total += float(x[n, partner[0], -1])                           # v_pi(t)
         assert float(y[n]) == pytest.approx(total / math.sqrt(5), abs=1e-5)
     x, y = allocation.prefix_match_task(4, 6, 3, seed=0)
     for n in range(4):
         s = [t for t in range(5) if torch.allclose(x[n, t, :3], x[n, -1, :3])][0]
         expected = sum(float(x[n, t, -1]) for t in range(s + 1)) / math.sqrt(s + 1)
         assert float(y[n]) == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("task", ["match-aggregate", "prefix-match"])
+def test_no_match_baseline_is_the_best_linear_prediction_from_the_values(task):
+    """E[y | values] is linear in the values, so least squares on them must find the same NMSE."""
+    baseline = allocation.no_match_baseline(task, 20000, 8, 4, seed=3)
+    x, y = allocation.TASKS[task](20000, 8, 4, seed=3)
+    features = torch.cat([x[:, :, -1], torch.ones(len(y), 1)], dim=1).double()
+    fitted = features @ torch.linalg.lstsq(features, y.double()[:, None]).solution[:, 0]
+    assert baseline == pytest.approx(helpers.nmse(fitted, y.double()), abs=0.01)
+    assert 0.1 < baseline < 0.9                      # values alone explain part of y, not all
 
 
 def test_paired_statistics_on_known_numbers():
@@ -201,3 +212,17 @@ def test_main_quick(quick_args):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06_allocation", flags, flag_name)
+
+
+@pytest.mark.parametrize("layers", [[(4, 8)], [(2, 5), (2, 5)], [(2, 8), (1, 2)]])
+def test_last_position_shortcut_is_the_same_function(layers):
+    """The regression model computes only the last position in its last block; a language model
+    with the same weights computes every position: the last one must agree."""
+    torch.manual_seed(0)
+    model = allocation.AllocatedTransformer(layers, width=8, seq_len=6, token_dim=5)
+    x = torch.randn(3, 6, 5)
+    with torch.no_grad():
+        model.language_model = True                      # every position, the full computation
+        full = model(x)[:, -1, 0]
+        model.language_model = False                     # the shortcut
+        torch.testing.assert_close(model(x), full)
