@@ -351,8 +351,8 @@ def train_config(run):
 # Four two-layer allocations of $H_\ell \times d_\ell$ with a rich head dimension $p$ and a poor
 # one 2: uniform $[(2, \tfrac{p+2}{2}), (2, \tfrac{p+2}{2})]$, front-loaded $[(2, p), (2, 2)]$,
 # back-loaded $[(2, 2), (2, p)]$ — the same budget $2(p+2)$, asserted — and front-reduced
-# $[(2, p), (1, 2)]$, which saves a quarter of the late layer's budget: paper B's question of
-# whether later layers can be thinner. Prediction: front beats back on match-aggregate, back
+# $[(2, p), (1, 2)]$, which halves front-loaded's late layer (a budget of $2p + 2$ in all):
+# paper B's question of whether later layers can be thinner. Prediction: front beats back on match-aggregate, back
 # beats front on prefix-match. Runs of one seed share data and batch order across allocations;
 # each difference is taken per seed and judged by its 95 % t-interval.
 #
