@@ -119,12 +119,16 @@ def entropy_bound(B, seq_len):
 # the best single factor. At full rank and scale 1 it *is* the target, so its NMSE is 0.
 
 # %%
-def softmax_target(x, coupling, value, cap=None):
-    """y [n] = sum_s softmax_s(x_q^T M x_s) w^T x_s, x [n, L, p], x_q = x_L; logits capped to
-    [-B, B] when cap is set."""
+def target_weights(x, coupling, cap=None):
+    """softmax_s(x_q^T M x_s) [n, L] for x [n, L, p], x_q = x_L; logits capped to [-B, B]
+    when cap is set."""
     scores = torch.einsum("np,pq,nsq->ns", x[:, -1], coupling, x)           # x_q^T M x_s
-    weights = helpers.attention_weights(scores, 1.0, cap)                  # [n, L]
-    return (weights * (x @ value)).sum(dim=1)
+    return helpers.attention_weights(scores, 1.0, cap)
+
+
+def softmax_target(x, coupling, value, cap=None):
+    """y [n] = sum_s softmax_s(x_q^T M x_s) w^T x_s (see target_weights)."""
+    return (target_weights(x, coupling, cap) * (x @ value)).sum(dim=1)
 
 
 class SingleHead(nn.Module):
@@ -320,8 +324,8 @@ def train_head(run):
                                         f"cap={run['cap']}")
     with torch.no_grad():
         logits = model.logits(valid[0][:500])
-    truncation = truncation_curve(model, valid, range(1, run["head_dim"] + 1)) \
-        if run.get("truncate") else []
+    truncation = truncation_curve(model, valid, range(1, run["head_dim"])) \
+        if run.get("truncate") else []                                     # ranks below d
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "logit_std": float(logits.std(dim=1).mean()),
             "logit_max_abs": float(logits.abs().max()),
@@ -366,17 +370,16 @@ def summarise_model_side(results, args, oracle):
         gain[name] = {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
                       for L, entry in table[name].items()}
         changes[name] = gain_change(results, "match", cap, args.L, small, rank)
-        heads = [r for r in results if (r["task"], r["cap"], r["head_dim"]) == ("match", cap,
-                                                                                 rank)]
-        spread[name] = {str(L): {key: [r[key] for r in sorted(heads, key=lambda r: r["seed"])
-                                       if r["L"] == L] for key in ("logit_std", "logit_max_abs")}
-                        for L in args.L}
+        spread[name] = {str(L): {key: helpers.by_seed(results, key, task="match", cap=cap, L=L,
+                                                      head_dim=rank)
+                                 for key in ("logit_std", "logit_max_abs")} for L in args.L}
     for L in args.L:
-        heads = sorted((r for r in results if (r["task"], r["cap"], r["L"], r["head_dim"])
-                        == ("match", None, L, args.head_dims[-1])), key=lambda r: r["seed"])
-        truncation[str(L)] = {str(c["rank"]): [h["truncation"][c["rank"] - 1]["valid_nmse"]
-                                               - h["valid_nmse"] for h in heads]
-                              for c in heads[0]["truncation"][:-1]}
+        free_heads = dict(task="match", cap=None, L=L, head_dim=args.head_dims[-1])
+        curves = helpers.by_seed(results, "truncation", **free_heads)
+        full = helpers.by_seed(results, "valid_nmse", **free_heads)
+        truncation[str(L)] = {str(c["rank"]): [curve[c["rank"] - 1]["valid_nmse"] - nmse
+                                               for curve, nmse in zip(curves, full)]
+                              for c in curves[0]}
     difference = [c - f for c, f in zip(changes[f"{args.caps[0]:g}"]["per_seed"],
                                         changes["free"]["per_seed"])]
     mean, low, high = helpers.t_interval(difference)
@@ -393,8 +396,7 @@ def match_share(x, coupling, rank):
     """Mean share of the target's attention on the planted matches (the query itself aside)."""
     keys = x[..., :rank]
     is_match = (keys[:, :-1] - keys[:, -1:]).abs().amax(dim=-1) < 1e-6      # [n, L-1]
-    scores = torch.einsum("np,pq,nsq->ns", x[:, -1], coupling, x)
-    return float((scores.softmax(dim=1)[:, :-1] * is_match).sum(dim=1).mean())
+    return float((target_weights(x, coupling)[:, :-1] * is_match).sum(dim=1).mean())
 
 
 def model_side_oracle(args):
@@ -424,9 +426,9 @@ def confound(results, args):
            "trained": {}, "gain_trained": {}, "gain_oracle": {}}
     for L in args.confound_L:
         out["variance_split"][str(L)] = variance_split(256, 32, L, M, args.cap, args.seed + 1)
+        x, _, value = spectrum_task(args.n_valid, L, args.dim, M, args.seed + 10_000)
         for key, matrix, cap in (("oracle", M, args.cap), ("oracle_free", M, None),
-                                 ("oracle_flat", flat, args.cap)):
-            x, _, value = spectrum_task(args.n_valid, L, args.dim, matrix, args.seed + 10_000)
+                                 ("oracle_flat", flat, args.cap)):          # the same inputs
             y = softmax_target(x, matrix, value, cap)
             out[key][str(L)] = {str(r): oracle_nmse(x, y, matrix, value, r, cap) for r in ranks}
         trained = {str(d): errors_by_seed(results, "spectrum", args.cap, L, d)

@@ -352,9 +352,10 @@ def train_config(run):
 # one 2: uniform $[(2, \tfrac{p+2}{2}), (2, \tfrac{p+2}{2})]$, front-loaded $[(2, p), (2, 2)]$,
 # back-loaded $[(2, 2), (2, p)]$ — the same budget $2(p+2)$, asserted — and front-reduced
 # $[(2, p), (1, 2)]$, which halves front-loaded's late layer (a budget of $2p + 2$ in all):
-# paper B's question of whether later layers can be thinner. Prediction: front beats back on match-aggregate, back
-# beats front on prefix-match. Runs of one seed share data and batch order across allocations;
-# each difference is taken per seed and judged by its 95 % t-interval.
+# paper B's question of whether later layers can be thinner. Prediction: front beats back on
+# match-aggregate, back beats front on prefix-match. Runs of one seed share data and batch
+# order across allocations; each difference is taken per seed and judged by its 95 %
+# t-interval.
 #
 # **The no-match baseline** [training-free]: both targets are linear in the values, so
 # $\mathbb E[y \mid v] = \sum_t w_t v_t$ with weights that depend on positions only
@@ -726,6 +727,15 @@ def config(argv=None):
     return args
 
 
+ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
+
+
+def summary(layers, values):
+    """One allocation's layers, attention budget and seeds/min/mean/std (JSON-ready)."""
+    return {"layers": [list(layer) for layer in layers], "budget": attention_budget(layers),
+            **helpers.seed_stats(values)}
+
+
 def main(args):
     """Compute parts a–e and return every number (JSON-ready)."""
     helpers.seed_everything(args.seed)
@@ -745,7 +755,7 @@ def main(args):
         runs, args.workers, train_config,
         lambda r: f"{r['name']:<30} seed={r['seed']}  NMSE {r['valid_nmse']:.3f}")
 
-    x, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
+    _, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
                               args.seed + 10_000)
     trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", task="recall",
                                                           H=H))
@@ -760,9 +770,7 @@ def main(args):
     for task in TASKS:
         seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
                  for name in compared}
-        comparison[task] = {"allocations": {name: {"layers": [list(l) for l in layers],
-                                                   "budget": attention_budget(layers),
-                                                   **helpers.seed_stats(seeds[name])}
+        comparison[task] = {"allocations": {name: summary(layers, seeds[name])
                                             for name, layers in compared.items()},
                             "paired": paired(seeds),
                             "no_match_baseline": no_match_baseline(task, args.n_valid, args.T,
@@ -773,8 +781,9 @@ def main(args):
     data, alphabet = encode_text(text[: args.text_chars])
     text_compared = {name: compared[name] for name in ("uniform", "front-loaded", "back-loaded")}
     lm_runs = [dict(T=args.text_T, width=args.text_width, lr=TEXT_LR, steps=args.lm_steps,
-                    batch_size=args.text_batch, layers=layers, vocab=len(alphabet), data=data, seed=args.seed + s,
-                    device=args.device, name=f"c: text {name}", allocation=name)
+                    batch_size=args.text_batch, layers=layers, vocab=len(alphabet), data=data,
+                    seed=args.seed + s, device=args.device, name=f"c: text {name}",
+                    allocation=name)
                for name, layers in text_compared.items() for s in range(args.text_seeds)]
     lm_results = helpers.run_sweep(
         lm_runs, args.workers, train_language_model,
@@ -793,17 +802,14 @@ def main(args):
         "text": {"source": str(args.text) if args.text else "stdlib docstrings",
                  "characters": len(data), "T": args.text_T,
                  "ngram": ngram_baseline(data, args.text_T, len(alphabet)),
-                 "allocations": {name: {"layers": [list(l) for l in layers],
-                                        "budget": attention_budget(layers),
-                                        **helpers.seed_stats(bpc[name])}
+                 "allocations": {name: summary(layers, bpc[name])
                                  for name, layers in text_compared.items()},
                  "paired": paired(bpc)},
         "rank_by_layer": {layer: {rank: {"per_head": values, "mean": sum(values) / len(values)}
                                   for rank, values in by_rank.items()}
                           for layer, by_rank in costs.items()},
         "allocate_tables": {f"budget={b} layers={n} D={D} T={T}": allocate(b, n, D, T)
-                            for b, n, D, T in [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64),
-                                               (256, 6, 8, 512)]},
+                            for b, n, D, T in ALLOCATE_EXAMPLES},
     }
 
 
@@ -1030,8 +1036,7 @@ def report(result, rows, args):
         print(f"   layer {layer}: " + ", ".join(f"r={r}: {e['mean']:.2f}"
                                                 for r, e in by_rank.items()))
     print("e. allocate():")
-    for key in result["allocate_tables"]:
-        budget, layers, D, T = (int(part.split("=")[1]) for part in key.split())
+    for budget, layers, D, T in ALLOCATE_EXAMPLES:
         allocate(budget, layers, D, T, width=args.width, verbose=True)
     print("What a practitioner can take away (from this run and the JSON of files 02 and 05):")
     for row in rows:

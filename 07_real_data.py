@@ -139,8 +139,9 @@ def cifar10_archive(data_dir, expected_md5=CIFAR10_MD5):
             path.unlink(missing_ok=True)
             raise ValueError(f"{path} is missing and could not be downloaded ({error}); "
                              f"download {CIFAR10_URL} into {data_dir}") from None
-    if md5(path) != expected_md5:
-        raise ValueError(f"{path} is corrupt (MD5 {md5(path)}, expected {expected_md5}); "
+    digest = md5(path)
+    if digest != expected_md5:
+        raise ValueError(f"{path} is corrupt (MD5 {digest}, expected {expected_md5}); "
                          f"delete it and download {CIFAR10_URL} again")
     return path
 

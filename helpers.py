@@ -21,6 +21,7 @@ construction) stays in its numbered file. Contents, in order of use:
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import math
@@ -300,14 +301,12 @@ def seed_stats(values):
 
 def t_interval(values):
     """(mean, low, high): the mean of n >= 2 paired differences and its 95% t-interval."""
-    values = [float(v) for v in values]
     n = len(values)
     if n < 2:
         raise ValueError("a confidence interval needs at least two seeds")
-    mean = sum(values) / n
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = t_quantile(n - 1) * std / math.sqrt(n)
-    return mean, mean - half, mean + half
+    stats = seed_stats(values)
+    half = t_quantile(n - 1) * stats["std"] / math.sqrt(n)
+    return stats["mean"], stats["mean"] - half, stats["mean"] + half
 
 
 # ----------------------------------------------------------------------------------------------
@@ -403,28 +402,36 @@ def diverged(name, loss, step, lr):
             f"(peak learning rate {lr:g}); the optimisation diverged, a smaller --lr may help")
 
 
+def numbered(train, item):
+    """(index, train(run)) for item = (index, run): run_sweep's unit of work."""
+    index, run = item
+    return index, train(run)
+
+
 def run_sweep(runs, workers, train, label):
     """Train every run with train(run); on the CPU in `workers` processes with one thread each,
-    the costliest runs first (run["T"] * run["steps"]). Prints label(result) as each finishes."""
-    runs = sorted(runs, key=lambda run: -run["T"] * run["steps"])
-    started, results = time.perf_counter(), []
+    the costliest runs first (run["T"] * run["steps"]). Prints label(result) as each finishes
+    and returns the results in the order of `runs`, however the workers happen to finish."""
+    costliest_first = sorted(enumerate(runs), key=lambda item: -item[1]["T"] * item[1]["steps"])
+    started, results = time.perf_counter(), {}
 
-    def finished(result):
-        results.append(result)
+    def finished(index, result):
+        results[index] = result
         progress(len(results), len(runs), label(result), started)
 
     if workers > 1 and runs[0]["device"] == "cpu":
         context = multiprocessing.get_context("fork")  # fork: works from notebooks too
         with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            for result in pool.imap_unordered(train, runs):
-                finished(result)
+            for index, result in pool.imap_unordered(functools.partial(numbered, train),
+                                                     costliest_first):
+                finished(index, result)
     else:
         if workers > 1:
             print(f"on {runs[0]['device']} the runs go one after another in this process "
                   f"(--workers sets CPU processes)", flush=True)
-        for run in runs:
-            finished(train(run))
-    return results
+        for item in costliest_first:
+            finished(*numbered(train, item))
+    return [results[index] for index in range(len(runs))]
 
 
 def run_main(main, args):

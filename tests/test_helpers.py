@@ -3,6 +3,7 @@ import argparse
 import json
 import math
 import sys
+import time
 
 import pytest
 import torch
@@ -227,3 +228,21 @@ def test_seed_stats_by_hand():
     assert entry["std"] == pytest.approx(math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2
                                                     + (4 - 7 / 3) ** 2) / 2))
     assert helpers.seed_stats([0.5])["std"] == 0.0
+
+
+def wait_and_echo(run):
+    """A stand-in for training: sleeps run["wait"] seconds, returns the run."""
+    time.sleep(run["wait"])
+    return dict(run)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_sweep_returns_results_in_the_order_of_its_runs(workers, capsys):
+    """The runs start costliest first and finish in any order; the results come back in the
+    order they were given (so per-seed lists in the JSON do not depend on scheduling)."""
+    waits = [0.0, 0.3, 0.0, 0.2, 0.1]
+    runs = [dict(T=1, steps=i, wait=wait, device="cpu", index=i) for i, wait in enumerate(waits)]
+    results = helpers.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]))
+    assert [r["index"] for r in results] == list(range(len(runs)))
+    printed = [line.split()[1] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(printed) == [str(i) for i in range(len(runs))]      # one line per run
