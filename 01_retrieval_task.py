@@ -17,19 +17,18 @@ What it shows
     every coordinate of every token as a sharpness q grows.
 
 Run it
-    python 01_retrieval_task.py            # default run: 4 s on a 2-core CPU (2.0 s of work)
+    python 01_retrieval_task.py            # default run: 1.8 s on a 2-core CPU (wall_time_s)
     python 01_retrieval_task.py --quick    # seconds; what the tests use
     python 01_retrieval_task.py --full     # more samples, T up to 1024
     python 01_retrieval_task.py --help     # every flag
 
-Output
+Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     results/01_retrieval_task.json, figures/01_sequences.png, figures/01_target_distribution.png,
     figures/01_density.png
 """
 import itertools
 import math
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -39,6 +38,7 @@ import torch
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+
 
 # %% [markdown]
 # ## The task (eq. 8–9)
@@ -92,7 +92,7 @@ def check_subsets(subsets, seq_len):
 
 
 # %% [markdown]
-# ## The paper's synthetic instance (Section 6.1) and the toy task (eq. 7)
+# ## a. The paper's synthetic instance (Section 6.1) and the toy task (eq. 7)
 #
 # Tokens $x(t) \sim \mathcal N(0, I_4)$ and $y = \sum_{i=1}^{D} \max_t a_i^\top x(t)$: $f_i$ is
 # linear, $S_i = [T]$ for every $i$, $F_0$ is the sum. The paper uses $D = d = 4$ and does **not**
@@ -115,11 +115,15 @@ def sample_inputs(n, seq_len, dim, seed, distribution="normal"):
     return torch.rand(n, seq_len, dim, generator=generator)
 
 
+RANDOM_DIRECTIONS_SEED = 1234  # the fixed seed of directions="random" (the paper's a_i unknown)
+
+
 def task_directions(D, dim=4, kind="orthonormal"):
-    """The fixed a_i, [D, d]: the standard basis e_i, or unit vectors drawn with seed 1234."""
+    """The fixed a_i, [D, d]: the standard basis e_i, or unit vectors drawn with a fixed seed."""
     if kind == "orthonormal":
         return torch.eye(dim)[:D]
-    directions = torch.randn(D, dim, generator=torch.Generator().manual_seed(1234))
+    generator = torch.Generator().manual_seed(RANDOM_DIRECTIONS_SEED)
+    directions = torch.randn(D, dim, generator=generator)
     return directions / directions.norm(dim=1, keepdim=True)
 
 
@@ -160,8 +164,48 @@ def sample_max_plus_min(n, seq_len, seed=0):
     return x, y, positions
 
 
+EXAMPLE_SEQUENCES = 3  # sequences of each task drawn for part a's figure and printout
+EXAMPLE_T = 16         # their length T
+
+
+def run_examples(args, result):
+    """Part a's numbers: a few sequences of the synthetic task and of the toy task."""
+    x, y, positions = sample_synthetic(EXAMPLE_SEQUENCES, EXAMPLE_T, args.D, args.d, args.seed)
+    toy_x, toy_y, toy_positions = sample_max_plus_min(EXAMPLE_SEQUENCES, EXAMPLE_T, args.seed)
+    return {"examples": {"x": x.tolist(), "y": y.tolist(), "positions": positions.tolist()},
+            "toy_examples": {"x": toy_x.tolist(), "y": toy_y.tolist(),
+                             "positions": toy_positions.tolist()}}
+
+
+def plot_examples(result, args):
+    """The sampled sequences: a_i.x(t) for each i against t, the retrieved token starred."""
+    x = torch.tensor(result["examples"]["x"])                             # [n, T, d]
+    positions = result["examples"]["positions"]
+    figure, axes = plt.subplots(1, len(x), figsize=(13, 3.4), sharey=True)
+    for k, axis in enumerate(axes):
+        for i in range(args.D):
+            line, = axis.plot(x[k, :, i], marker=".", lw=1, label=f"$a_{i + 1}^T x(t)$")
+            t = positions[k][i]
+            axis.plot(t, x[k, t, i], "*", ms=14, color=line.get_color(), mec="k")
+        axis.set_title(f"sequence {k + 1}: y = {result['examples']['y'][k]:.2f}")
+        axis.set_xlabel("position t")
+    axes[0].legend(fontsize=8, loc="lower left")
+    figure.suptitle("Synthetic D-retrieval: each * is a token the model must find", y=1.04)
+    return figure
+
+
+def report_examples(result, args):
+    print(f"synthetic task: y = sum_(i<={args.D}) max_t a_i.x(t), x(t) ~ N(0, I_{args.d}), "
+          f"a_i = e_i")
+    y, positions = result["examples"]["y"], result["examples"]["positions"]
+    print(f"  example (T = {EXAMPLE_T}): y = {y[0]:.3f}, retrieved positions {positions[0]}")
+    toy_y, toy_positions = result["toy_examples"]["y"], result["toy_examples"]["positions"]
+    print(f"toy task max + min (T = {EXAMPLE_T}): y = {toy_y[0]:.3f}, argmax/argmin at "
+          f"{toy_positions[0]}")
+
+
 # %% [markdown]
-# ## Why NMSE and not MSE
+# ## b. Why NMSE and not MSE
 #
 # The maximum of $T$ Gaussians concentrates as $T$ grows (its spread shrinks like
 # $1/\sqrt{2\log T}$), so $\mathrm{Var}(y)$ falls with $T$. A model that always predicts the mean
@@ -170,7 +214,10 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # every $T$.
 
 # %%
-def target_statistics(seq_lens, n, D, dim, seed, bins=60):
+HISTOGRAM_BINS = 60  # shared bins of the y histograms of part b's figure
+
+
+def target_statistics(seq_lens, n, D, dim, seed, bins=HISTOGRAM_BINS):
     """Mean, variance and a histogram (density on shared bins) of y for each T."""
     # On the CPU by design: the samples are drawn there, and torch.histogram has no CUDA kernel.
     samples = {t: sample_synthetic(n, t, D, dim, seed)[1] for t in seq_lens}
@@ -184,8 +231,34 @@ def target_statistics(seq_lens, n, D, dim, seed, bins=60):
     return stats
 
 
+def run_statistics(args, result):
+    """Part b's numbers: the mean, variance and histogram of y at every --T."""
+    return {"target_stats": target_statistics(args.T, args.n_samples, args.D, args.d,
+                                              args.seed)}
+
+
+def plot_statistics(result, args):
+    """Histogram of y for each T, and Var(y) against T: why NMSE, not MSE."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for seq_len, stats in result["target_stats"].items():
+        left.stairs(stats["hist_density"], stats["hist_edges"], label=f"T = {seq_len}")
+    left.set_xlabel("y"), left.set_ylabel("density"), left.legend(fontsize=8)
+    left.set_title("y concentrates as T grows")
+    lengths = [int(t) for t in result["target_stats"]]
+    right.semilogx(lengths, [s["var"] for s in result["target_stats"].values()], "o-")
+    helpers.label_log_axis(right, lengths)
+    right.set_xlabel("sequence length T"), right.set_ylabel("Var(y)")
+    right.set_title("MSE of the mean predictor = Var(y): NMSE divides it out")
+    return figure
+
+
+def report_statistics(result, args):
+    print("Var(y) by T (why NMSE):  " + "  ".join(
+        f"T={t}: {s['var']:.3f}" for t, s in result["target_stats"].items()))
+
+
 # %% [markdown]
-# ## Density (Theorem 1), numerically
+# ## c. Density (Theorem 1), numerically
 #
 # Theorem 1 says sums of retrieval tasks can approximate *any* continuous function of the
 # sequence. The proof recovers every coordinate $x(t)_j$ from min-over-subset features. With
@@ -268,19 +341,71 @@ def density_demo(seq_len, sharpness, n, dim, seed):
             "rows": rows}
 
 
+def run_density(args, result):
+    """Part c's numbers: the recovery error of both selectors at every sharpness --q."""
+    return {"density": density_demo(args.density_T, args.q, args.density_samples, args.d,
+                                    args.seed)}
+
+
+def plot_density(result, args):
+    """Max recovery error of the density demo against q, with the bound 1/sqrt(2eq)."""
+    rows = result["density"]["rows"]
+    figure, axis = plt.subplots(figsize=(5.5, 3.6))
+    axis.loglog([r["q"] for r in rows], [r["max_error"] for r in rows], "o-",
+                label="ours: max error")
+    axis.loglog([r["q"] for r in rows], [r["bound"] for r in rows], "k--",
+                label=r"ours: bound $1/\sqrt{2eq}$")
+    axis.loglog([r["q"] for r in rows], [r["paper_max_error"] for r in rows], "s-",
+                label="paper's selector (A.1): max error")
+    axis.set_xlabel("sharpness q"), axis.set_ylabel(r"max $|\hat x(t)_j - x(t)_j|$")
+    axis.set_title(f"Recovering tokens from min-over-subset features (T = "
+                   f"{result['density']['seq_len']})")
+    axis.legend()
+    return figure
+
+
+def report_density(result, args):
+    density = result["density"]
+    print(f"density demo (T = {density['seq_len']}, {density['n_subsets']} subsets of size "
+          f"{density['subset_size']}):")
+    for row in density["rows"]:
+        print(f"  q = {row['q']:>8g}   ours: max error {row['max_error']:.2e} (bound "
+              f"{row['bound']:.2e})   paper's selector: max error {row['paper_max_error']:.2e}")
+
+
 # %% [markdown]
 # ## Running it
 #
-# `main(args)` computes every number and returns them; the block at the end prints, plots and
-# writes `results/01_retrieval_task.json`. In a notebook, `QUICK=1` selects the quick preset.
+# `python 01_retrieval_task.py` runs parts a–c (one `helpers.Part` each, listed in `PARTS`
+# below): it prints each part's lines, saves its figure and writes
+# `runs/results/01_retrieval_task.json` (`--out .` refreshes the committed `results/` and
+# `figures/`). `--quick` and `--full` choose the sizes of `PRESETS`; a flag set by hand
+# overrides its preset value. Nothing here trains, so every number is computed on the CPU. In a
+# notebook, `QUICK=1` selects the quick preset.
 
 # %%
 PRESETS = {
-    "quick": dict(T=[8, 32], n_samples=2000, density_T=6, density_samples=50, q=[1, 10, 100]),
-    "default": dict(T=[8, 16, 32, 64, 128, 512], n_samples=20000, density_T=8,
-                    density_samples=500, q=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000]),
-    "full": dict(T=[8, 16, 32, 64, 128, 256, 512, 1024], n_samples=100000, density_T=12,
-                 density_samples=1000, q=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000, 100000]),
+    "quick": dict(
+        T=[8, 32],                 # b: sequence lengths of the y statistics
+        n_samples=2000,            # b: sequences sampled per T
+        density_T=6,               # c: the tiny T of the density demo (C(T, T/4) subsets)
+        density_samples=50,        # c: random sequences of the density demo
+        q=[1, 10, 100],            # c: sharpness values q
+    ),
+    "default": dict(
+        T=[8, 16, 32, 64, 128, 512],  # b: sequence lengths of the y statistics
+        n_samples=20000,              # b: sequences sampled per T
+        density_T=8,                  # c: the tiny T of the density demo
+        density_samples=500,          # c: random sequences of the density demo
+        q=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000],  # c: sharpness values q
+    ),
+    "full": dict(
+        T=[8, 16, 32, 64, 128, 256, 512, 1024],  # b: sequence lengths of the y statistics
+        n_samples=100000,                        # b: sequences sampled per T
+        density_T=12,                            # c: the tiny T of the density demo
+        density_samples=1000,                    # c: random sequences of the density demo
+        q=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000, 100000],  # c: sharpness values q
+    ),
 }
 
 
@@ -323,100 +448,18 @@ def config(argv=None):
     return args
 
 
+PARTS = {  # the experiments of this file, in order (helpers.Part: run, report, figures)
+    "a": helpers.Part(run_examples, report_examples, {"01_sequences": plot_examples}),
+    "b": helpers.Part(run_statistics, report_statistics,
+                      {"01_target_distribution": plot_statistics}),
+    "c": helpers.Part(run_density, report_density, {"01_density": plot_density}),
+}
+
+
 def main(args):
-    """Compute every number of this file; returns a JSON-ready dict."""
-    helpers.seed_everything(args.seed)
-    x, y, positions = sample_synthetic(3, 16, args.D, args.d, args.seed)
-    toy_x, toy_y, toy_positions = sample_max_plus_min(3, 16, args.seed)
-    stats = target_statistics(args.T, args.n_samples, args.D, args.d, args.seed)
-    density = density_demo(args.density_T, args.q, args.density_samples, args.d, args.seed)
-    return {
-        "examples": {"x": x.tolist(), "y": y.tolist(), "positions": positions.tolist()},
-        "toy_examples": {"x": toy_x.tolist(), "y": toy_y.tolist(),
-                         "positions": toy_positions.tolist()},
-        "target_stats": stats,
-        "density": density,
-    }
-
-
-def plot_sequences(result, D):
-    """Three sampled sequences: a_i.x(t) for each i against t, the retrieved token starred."""
-    x = torch.tensor(result["examples"]["x"])                             # [3, T, d]
-    positions = result["examples"]["positions"]
-    figure, axes = plt.subplots(1, 3, figsize=(13, 3.4), sharey=True)
-    for k, axis in enumerate(axes):
-        for i in range(D):
-            line, = axis.plot(x[k, :, i], marker=".", lw=1, label=f"$a_{i + 1}^T x(t)$")
-            t = positions[k][i]
-            axis.plot(t, x[k, t, i], "*", ms=14, color=line.get_color(), mec="k")
-        axis.set_title(f"sequence {k + 1}: y = {result['examples']['y'][k]:.2f}")
-        axis.set_xlabel("position t")
-    axes[0].legend(fontsize=8, loc="lower left")
-    figure.suptitle("Synthetic D-retrieval: each * is a token the model must find", y=1.04)
-    return figure
-
-
-def plot_target_distribution(result):
-    """Histogram of y for each T, and Var(y) against T: why NMSE, not MSE."""
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for seq_len, stats in result["target_stats"].items():
-        left.stairs(stats["hist_density"], stats["hist_edges"], label=f"T = {seq_len}")
-    left.set_xlabel("y"), left.set_ylabel("density"), left.legend(fontsize=8)
-    left.set_title("y concentrates as T grows")
-    lengths = [int(t) for t in result["target_stats"]]
-    right.semilogx(lengths, [s["var"] for s in result["target_stats"].values()], "o-")
-    helpers.label_log_axis(right, lengths)
-    right.set_xlabel("sequence length T"), right.set_ylabel("Var(y)")
-    right.set_title("MSE of the mean predictor = Var(y): NMSE divides it out")
-    return figure
-
-
-def plot_density(result):
-    """Max recovery error of the density demo against q, with the bound 1/sqrt(2eq)."""
-    rows = result["density"]["rows"]
-    figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    axis.loglog([r["q"] for r in rows], [r["max_error"] for r in rows], "o-",
-                label="ours: max error")
-    axis.loglog([r["q"] for r in rows], [r["bound"] for r in rows], "k--",
-                label=r"ours: bound $1/\sqrt{2eq}$")
-    axis.loglog([r["q"] for r in rows], [r["paper_max_error"] for r in rows], "s-",
-                label="paper's selector (A.1): max error")
-    axis.set_xlabel("sharpness q"), axis.set_ylabel(r"max $|\hat x(t)_j - x(t)_j|$")
-    axis.set_title(f"Recovering tokens from min-over-subset features (T = "
-                   f"{result['density']['seq_len']})")
-    axis.legend()
-    return figure
-
-
-def report(result, args):
-    """The short printed summary."""
-    print(f"device: {args.device} (01 trains nothing; it always runs on the CPU)   "
-          f"preset: {args.preset}")
-    print(f"synthetic task: y = sum_(i<={args.D}) max_t a_i.x(t), x(t) ~ N(0, I_{args.d}), "
-          f"a_i = e_i")
-    y, positions = result["examples"]["y"], result["examples"]["positions"]
-    print(f"  example (T = 16): y = {y[0]:.3f}, retrieved positions {positions[0]}")
-    toy_y, toy_positions = result["toy_examples"]["y"], result["toy_examples"]["positions"]
-    print(f"toy task max + min (T = 16): y = {toy_y[0]:.3f}, argmax/argmin at {toy_positions[0]}")
-    print("Var(y) by T (why NMSE):  " + "  ".join(
-        f"T={t}: {s['var']:.3f}" for t, s in result["target_stats"].items()))
-    density = result["density"]
-    print(f"density demo (T = {density['seq_len']}, {density['n_subsets']} subsets of size "
-          f"{density['subset_size']}):")
-    for row in density["rows"]:
-        print(f"  q = {row['q']:>8g}   ours: max error {row['max_error']:.2e} (bound "
-              f"{row['bound']:.2e})   paper's selector: max error {row['paper_max_error']:.2e}")
+    """Compute parts a-c; returns a JSON-ready dict."""
+    return helpers.run_parts(PARTS, args)
 
 
 if __name__ == "__main__":
-    args = config()
-    started = time.perf_counter()
-    result, _ = helpers.run_main(main, args)
-    report(result, args)
-    figures = [helpers.save_figure(plot_sequences(result, args.D), "01_sequences", args),
-               helpers.save_figure(plot_target_distribution(result), "01_target_distribution",
-                                   args),
-               helpers.save_figure(plot_density(result), "01_density", args)]
-    path = helpers.save_results("01_retrieval_task", result, args,
-                                time.perf_counter() - started)
-    print(f"wrote {path} and {len(figures)} figures in {time.perf_counter() - started:.1f} s")
+    helpers.run_script("01_retrieval_task", main, PARTS, config())

@@ -15,8 +15,9 @@ What it shows
     below D it grows with the sequence length T (Fig. 1a, Table 2). Attention maps show why: with
     h = D each head finds one of the D tokens to retrieve.
 
-Run it (wall times on a 2-core CPU, start-up included)
-    python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 3 min 12 s
+Run it (wall times on a 2-core CPU; the default's is its wall_time_s on the machine of issue 21,
+the others' are from an earlier machine, about 1.8x faster)
+    python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 3 min 34 s
     python 02_multihead_model.py --D 3 --total-width 32  # Table 4, the drop at h = 3: 3 min 7 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 3 min 30 s
     python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 5 min 40 s
@@ -24,8 +25,9 @@ Run it (wall times on a 2-core CPU, start-up included)
     python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: 36 min 13 s
     python 02_multihead_model.py --quick           # seconds; what the tests use
 
-Output
-    results/02_multihead_model.json (variants and --full get a suffix, e.g. _D3, _full):
+Output (under runs/, which git ignores; `--out .` refreshes the committed files)
+    results/02_multihead_model.json (a variant, another flag, --full get a suffix: _D3,
+    _steps100, _full):
     "nmse" -> "<T>" -> "<h>" -> {"seeds": [...], "min": x, "mean": x, "std": x}, "selection"
     ("last" or "best_checkpoint"), "reversal" -> {"from_min", "from_mean"} -> "<h>"; and
     figures/02_nmse_vs_heads.png, 02_reversal_score.png, 02_attention.png (with the same suffix).
@@ -59,7 +61,7 @@ task = helpers.load_concept("01_retrieval_task")
 #
 # with $W_{Q,i}, W_{K,i}, W_{V,i} \in \mathbb{R}^{n \times E}$, $W_O \in \mathbb{R}^{E\times E}$
 # and $\sigma$ the softmax over $t$ with scale $\beta$ (eq. 5). No layer norm and no positional
-# encoding, as in the paper's experiment (both are options).
+# encoding, as in the paper's experiment.
 #
 # Two identities make the code fast without changing the maths. The score is a bilinear form,
 # $(W_{Q,i}\hat c_0)^\top W_{K,i}\hat x(t) = \big(W_{K,i}^\top W_{Q,i}\hat c_0\big)^\top \hat x(t)$,
@@ -98,15 +100,14 @@ class AttentionLayer(nn.Module):
         weights = helpers.attention_weights(scores, scale=beta)             # sigma over t, eq. 5
         average = torch.einsum("bqht,bte->bqhe", weights, tokens)           # sum_t sigma(t) x(t)
         values = torch.einsum("bqhe,hne->bqhn", average, self.W_V)          # W_V,i applied once
-        return self.W_O(values.flatten(2)), weights                         # [B, Q, E], [B, Q, h, T]
+        return self.W_O(values.flatten(2)), weights                        # [B,Q,E], [B,Q,h,T]
 
 
 class MultiHeadModel(nn.Module):
     """The h-head transformer of eq. 4 (one layer by default), read at a trainable CLS token."""
 
     def __init__(self, token_dim=4, n_heads=4, head_dim=8, width=32, n_layers=1,
-                 total_width=None, beta=1.0, layer_norm=False, positional=False, max_len=1024,
-                 residual=False, block="standard"):
+                 total_width=None, beta=1.0, residual=False, block="standard"):
         super().__init__()
         if total_width is not None:  # fixed E: head_dim = ceil(E / h), as in paper Table 3
             head_dim = math.ceil(total_width / n_heads)
@@ -115,8 +116,6 @@ class MultiHeadModel(nn.Module):
         self.encoder = nn.Sequential(nn.Linear(token_dim, width), nn.ReLU(),
                                      nn.Linear(width, embed))               # P_phi
         self.cls = nn.Parameter(torch.randn(embed) / math.sqrt(embed))      # c_0
-        self.position = nn.Parameter(torch.zeros(max_len, embed)) if positional else None
-        self.norm = nn.LayerNorm(embed) if layer_norm else nn.Identity()
         self.layers = nn.ModuleList(AttentionLayer(embed, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.readout = nn.Sequential(nn.Linear(embed, width), nn.GELU(),
@@ -128,13 +127,11 @@ class MultiHeadModel(nn.Module):
     def forward(self, x, return_attention=False):
         """x [B, T, d] -> y_hat [B] (and the CLS attention weights of every layer)."""
         tokens = self.encoder(x)                                            # x_hat(t), [B, T, E]
-        if self.position is not None:
-            tokens = tokens + self.position[: x.shape[1]]
         cls = self.cls.expand(x.shape[0], 1, -1)                            # [B, 1, E]
         attention = []
         for index, layer in enumerate(self.layers[:-1]):                    # stacked layers only
             streams = torch.cat([tokens, cls], dim=1)                       # u, [B, T+1, E]
-            update, weights = layer(self.norm(streams), self.norm(tokens), self.beta)
+            update, weights = layer(streams, tokens, self.beta)
             if self.ffns:                                                   # standard block
                 streams = streams + update                                  # u + W_O Concat[...]
                 streams = streams + self.ffns[index](streams)               # u + FFN_l(u)
@@ -143,7 +140,7 @@ class MultiHeadModel(nn.Module):
                 tokens = tokens + update[:, :-1] if self.residual else update[:, :-1]
                 cls = cls + update[:, -1:]
             attention.append(weights[:, -1])                                # CLS row, [B, h, T]
-        update, weights = self.layers[-1](self.norm(cls), self.norm(tokens), self.beta)
+        update, weights = self.layers[-1](cls, tokens, self.beta)
         attention.append(weights[:, 0])
         y = self.readout((cls + update).squeeze(1)).squeeze(-1)             # F_hat(c_0 + W_O ...)
         return (y, attention) if return_attention else y
@@ -161,20 +158,29 @@ def parameter_counts(model):
 #
 # For each $T$: 8000 training and 2000 validation sequences (Appendix B.1), the same for every
 # model at that $T$. The paper gives no optimizer, learning rate, batch size or step count; our
-# choices (AdamW, peak learning rate $10^{-2}$ with a short warm-up and a cosine decay, batch 64)
-# came from short trial runs on the h = 3 and h = 4 models and are listed in the README's Open
-# questions; the recipe study below (`--recipe`) measures what longer training, a larger batch,
-# the best checkpoint and other $a_i$ change. We train on the standardised target $(y - \bar y)/s_y$: NMSE is unchanged by an
-# affine map applied to both prediction and target, and the read-out no longer has to learn an
-# offset of about 8 first.
+# choices (`RECIPE`: AdamW, peak learning rate $10^{-2}$ with a short warm-up and a cosine decay,
+# batch 64) came from short trial runs on the h = 3 and h = 4 models and are listed in the
+# README's Open questions; files 03 and 04 train with the same `RECIPE`, and the recipe study
+# below (`--recipe`) measures what longer training, a larger batch, the best checkpoint and
+# other $a_i$ change. We train on the standardised target $(y - \bar y)/s_y$
+# (`helpers.standardised_split`): NMSE is unchanged by an affine map applied to both prediction
+# and target, and the read-out no longer has to learn an offset of about 8 first.
 
 # %%
+RECIPE = {  # our training settings, shared by files 03 and 04 (the paper gives none)
+    "head_dim": 8,      # n, the per-head dimension (paper A, Appendix B.1)
+    "width": 32,        # N, the hidden width of the encoder and read-out MLPs (Appendix B.1)
+    "batch_size": 64,   # sequences per step
+    "lr": 1e-2,         # AdamW's peak learning rate (warm-up, then cosine to zero)
+}
+
+
 def make_data(seq_len, D, n_train, n_valid, seed, directions="orthonormal"):
     """Train/valid tensors for one T, with y standardised on the training split."""
     x, y, positions = task.sample_synthetic(n_train + n_valid, seq_len, D, seed=seed + seq_len,
                                             directions=directions)
-    y = (y - y[:n_train].mean()) / y[:n_train].std()
-    return (x[:n_train], y[:n_train]), (x[n_train:], y[n_train:]), positions[n_train:]
+    train, valid = helpers.standardised_split(x, y, n_train)
+    return train, valid, positions[n_train:]
 
 
 def train_one(run):
@@ -201,13 +207,32 @@ def train_one(run):
             "state": {k: v.cpu() for k, v in model.state_dict().items()}}
 
 
-def describe(result):
+def sweep_cost(run):
+    """run_sweep's scheduling guess: a run's seconds grow like T * steps."""
+    return run["T"] * run["steps"]
+
+
+def run_label(result):
+    """The progress line of one finished run."""
     return f"T={result['T']:<4} h={result['h']} seed={result['seed']}  " \
            f"valid NMSE {result['valid_nmse']:.2e}"
 
 
+def base_run(args):
+    """The settings every run of this invocation shares (a plain dict, for the process pool)."""
+    return dict(D=args.D, head_dim=args.head_dim, width=args.width,
+                total_width=args.total_width, layers=args.layers, block=args.block,
+                directions=args.directions, select=args.select,
+                evaluate_every=min(CHECKPOINT_EVERY, args.steps) if args.select == "best" else 0,
+                steps=args.steps, batch_size=args.batch_size, lr=args.lr, n_train=args.n_train,
+                n_valid=args.n_valid, data_seed=args.seed, device=args.device)
+
+
+CHECKPOINT_EVERY = 500  # steps between validation checkpoints with --select best
+
+
 # %% [markdown]
-# ## Reading the sweep: the minimum over seeds, the reversal score, the attention maps
+# ## The sweep: the minimum over seeds, the reversal score, the attention maps
 #
 # The paper's text selects "the minimal validation error achieved across seeds", to separate
 # what the model can express from optimisation luck; its Table 2 prints the **mean** ± std over
@@ -225,17 +250,11 @@ def describe(result):
 
 # %%
 def summarise(results):
-    """{T: {h: {"seeds": [...], "min", "mean", "std"}}} from the list of finished runs."""
-    table = {}
-    for result in sorted(results, key=lambda r: (r["T"], r["h"], r["seed"])):
-        table.setdefault(str(result["T"]), {}).setdefault(str(result["h"]), []).append(
-            result["valid_nmse"])
-    for by_heads in table.values():
-        for h, seeds in by_heads.items():
-            values = torch.tensor(seeds, dtype=torch.float64)
-            by_heads[h] = {"seeds": seeds, "min": min(seeds), "mean": float(values.mean()),
-                           "std": float(values.std(unbiased=False))}
-    return table
+    """{T: {h: {"seeds", "min", "mean", "std"}}} from the list of finished runs (the std is the
+    sample std, n - 1, as in every file; before issue 21 this file used the population std)."""
+    return {str(T): {str(h): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", T=T, h=h))
+                     for h in sorted({r["h"] for r in results})}
+            for T in sorted({r["T"] for r in results})}
 
 
 def reversal_score(errors):
@@ -245,6 +264,13 @@ def reversal_score(errors):
         return 0.0
     pairs = [(errors[i], errors[j]) for i in range(len(errors)) for j in range(i + 1, len(errors))]
     return sum(max(first - second, 0.0) for first, second in pairs) / spread
+
+
+def reversal_scores(table, heads, lengths):
+    """R(h) from the minima and from the means of a summarised sweep {T: {h: {...}}}."""
+    return {f"from_{kind}": {str(h): reversal_score([table[str(T)][str(h)][kind]
+                                                     for T in sorted(lengths)]) for h in heads}
+            for kind in ("min", "mean")}
 
 
 @torch.no_grad()
@@ -257,16 +283,287 @@ def head_specialisation(model, seq_len, D, n, seed, directions="orthonormal"):
     return torch.gather(weights, 2, index).mean(dim=0)                      # [h, D]
 
 
+EXAMPLES_SEED_OFFSET = 12345    # the few sequences drawn in the attention figure: seed + this
+SPECIALISATION_SEED_OFFSET = 999  # the fresh sequences of the attention-on-targets matrix
+SPECIALISATION_SEQUENCES = 500  # how many of them
+ATTENTION_EXAMPLES = 2          # sequences drawn per model in the attention figure
+
+
+def mechanism(results, args):
+    """Where the heads of the best h = D and h = D - 1 models look, at the middle T.
+
+    attention_on_targets [h][D]: mean CLS attention of each head on the argmax token of each
+    a_i over fresh sequences; examples: the attention of every head on a few sequences.
+    """
+    seq_len = sorted(args.T)[len(args.T) // 2]
+    found = {}
+    for h in (args.D - 1, args.D):
+        candidates = [r for r in results if r["T"] == seq_len and r["h"] == h]
+        if not candidates or args.layers != 1:
+            continue
+        best = min(candidates, key=lambda r: r["valid_nmse"])
+        model = MultiHeadModel(n_heads=h, head_dim=args.head_dim, width=args.width,
+                               total_width=args.total_width)
+        model.load_state_dict(best["state"])
+        with torch.no_grad():
+            x, _, positions = task.sample_synthetic(ATTENTION_EXAMPLES, seq_len, args.D,
+                                                    seed=args.seed + EXAMPLES_SEED_OFFSET,
+                                                    directions=args.directions)
+            _, attention = model(x, return_attention=True)
+        found[str(h)] = {
+            "T": seq_len, "seed": best["seed"],
+            "attention_on_targets": head_specialisation(
+                model, seq_len, args.D, SPECIALISATION_SEQUENCES,
+                args.seed + SPECIALISATION_SEED_OFFSET, args.directions).tolist(),
+            "examples": {"attention": attention[-1].tolist(), "positions": positions.tolist()}}
+    return found
+
+
+def sweep(args, result=None):
+    """Train the sweep of (T, h, seed) and return every number of it (JSON-ready)."""
+    runs = [dict(base_run(args), T=T, h=h, seed=args.seed + s)
+            for T in args.T for h in args.heads for s in range(args.seeds)]
+    results = helpers.run_sweep(runs, args.workers, train_one, run_label, sweep_cost)
+    table = summarise(results)
+    knee = {"h": math.ceil(args.D / args.layers), "ratio": {}}  # h = D, or L*h >= D (Conj. 1)
+    if knee["h"] - 1 in args.heads and knee["h"] in args.heads:
+        knee["ratio"] = {T: by_heads[str(knee["h"] - 1)]["min"] / by_heads[str(knee["h"])]["min"]
+                         for T, by_heads in table.items()}
+    return {"nmse": table, "selection": "best_checkpoint" if args.select == "best" else "last",
+            "reversal": reversal_scores(table, args.heads, args.T), "knee": knee,
+            "parameters": {str(r["h"]): r["parameters"] for r in results},
+            "mechanism": mechanism(results, args), "train_nmse": {
+                f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"] for r in results}}
+
+
+# %% [markdown]
+# The figures: Fig. 1a (the minimum over seeds against $h$, one line per $T$), the reversal
+# score from the minima and from the means, and where each head looks.
+
+# %%
+def plot_nmse_vs_heads(result, args):
+    """Fig. 1a: min validation NMSE against h, one line per T (log scale)."""
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for T, by_heads in result["nmse"].items():
+        heads = [int(h) for h in by_heads]
+        axis.semilogy(heads, [by_heads[str(h)]["min"] for h in heads], "o-", label=f"T = {T}")
+    knee = result["knee"]["h"]
+    axis.axvline(knee, color="grey", ls=":", label=f"h = D = {knee}" if args.layers == 1
+                 else f"L h = D: h = {knee}")
+    axis.set_xlabel("number of heads h"), axis.set_ylabel("min validation NMSE over seeds")
+    axis.set_xticks(args.heads)
+    axis.set_title(f"One attention layer, D = {args.D}" + (f", L = {args.layers}"
+                                                            if args.layers > 1 else ""))
+    axis.legend(fontsize=8)
+    return figure
+
+
+def plot_reversal(result, args):
+    """The weighted reversal score R(h) of §6.2 as bars, from the minima and from the means."""
+    figure, axis = plt.subplots(figsize=(5, 3.2))
+    heads = list(result["reversal"]["from_min"])
+    for offset, kind in ((-0.2, "min"), (0.2, "mean")):
+        scores = result["reversal"][f"from_{kind}"]
+        axis.bar([int(h) + offset for h in heads], [scores[h] for h in heads], width=0.4,
+                 label=f"from the {kind} over seeds")
+    axis.set_xticks([int(h) for h in heads])
+    axis.legend(fontsize=8)
+    axis.set_xlabel("number of heads h"), axis.set_ylabel("R(h)")
+    axis.set_title("Weighted reversal score: > 0 when a longer T did better")
+    return figure
+
+
+def plot_attention(result, args):
+    """Each head's CLS attention on a few sequences (the argmax token of each a_i dotted), and
+    the mean attention of each head on each a_i's token (right)."""
+    found = result["mechanism"]
+    if not found:                                       # stacked layers: no attention figure
+        return None
+    n_examples = len(next(iter(found.values()))["examples"]["positions"])
+    figure, rows = plt.subplots(len(found), n_examples + 1, squeeze=False,
+                                figsize=(5 * n_examples + 3, 2.8 * len(found)),
+                                gridspec_kw={"width_ratios": [5] * n_examples + [2]})
+    for row, (h, entry) in zip(rows, found.items()):
+        for k, axis in enumerate(row[:-1]):
+            for head, weights in enumerate(entry["examples"]["attention"][k]):
+                axis.plot(weights, lw=1.5, label=f"head {head + 1}")
+            for i, t in enumerate(entry["examples"]["positions"][k]):
+                axis.axvline(t, color="k", ls=":", lw=1)
+                axis.text(t, 1.02, f"a{i + 1}", ha="center", fontsize=8,
+                          transform=axis.get_xaxis_transform())
+            axis.set_ylabel(f"h = {h}\nCLS attention"), axis.set_xlabel("position t")
+        row[0].legend(fontsize=7, loc="upper left")
+        matrix = torch.tensor(entry["attention_on_targets"])                # [h, D]
+        row[-1].imshow(matrix, vmin=0, vmax=1, cmap="Blues")
+        n_heads, D = matrix.shape
+        for head in range(n_heads):
+            for i in range(D):
+                row[-1].text(i, head, f"{matrix[head, i]:.2f}", ha="center", va="center",
+                             fontsize=7)
+        row[-1].set_xticks(range(D), [f"a{i + 1}" for i in range(D)])
+        row[-1].set_yticks(range(n_heads), [f"head {j + 1}" for j in range(n_heads)])
+        row[-1].set_title("mean attention on\neach a_i's token", fontsize=9)
+    figure.suptitle("Where each head looks (dotted: the argmax token of each a_i)", y=1.02)
+    figure.tight_layout()
+    return figure
+
+
+# %% [markdown]
+# The printout puts each number of ours beside the paper's number of the same kind (its
+# Table 2 gives means; Tables 3-5 minima).
+
+# %%
+def paper_table(args):
+    """(the paper's table for this configuration, "mean" or "min"), or (None, None)."""
+    if args.layers == 1 and args.D == 4 and not args.total_width:
+        return PAPER_TABLE_2, "mean"
+    if args.layers == 1 and args.D == 4 and args.total_width == 32:
+        return PAPER_TABLE_3, "min"
+    if args.layers == 1 and args.D == 3 and args.total_width == 32:
+        return PAPER_TABLE_4, "min"
+    if args.layers == 2 and args.D == 4 and args.total_width == 32 and args.block == "standard":
+        return PAPER_TABLE_5, "min"
+    return None, None
+
+
+def report_sweep(result, args):
+    """Print our table beside the paper's (the same statistic), the drop at h = D, and R(h)."""
+    print(f"workers: {args.workers}   selection: {result['selection']}")
+    paper, kind = paper_table(args)
+    lengths = list(result["nmse"])
+    for statistic in ("min", "mean"):
+        source = f"   [paper: {kind} over seeds]" if paper and kind == statistic else ""
+        print(f"{statistic} validation NMSE over {args.seeds} seed(s){source}")
+        print("  h  " + "".join(f"{'T=' + T:>22}" for T in lengths))
+        for h in args.heads:
+            cells = []
+            for T in lengths:
+                theirs = paper.get(h, {}).get(int(T)) if paper and kind == statistic else None
+                ours = result["nmse"][T][str(h)][statistic]
+                cells.append(f"{ours:.2e} [{theirs:.1e}]" if theirs else f"{ours:.2e}")
+            print(f"  {h}  " + "".join(f"{cell:>22}" for cell in cells))
+    h = result["knee"]["h"]
+    if result["knee"]["ratio"]:
+        print(f"drop at h = ceil(D/L) = {h}: min NMSE(h = {h - 1}) / min NMSE(h = {h}) = "
+              + ", ".join(f"{ratio:.0f}x (T={T})" for T, ratio in result["knee"]["ratio"].items()))
+    for source, scores in result["reversal"].items():
+        print(f"reversal score R(h) {source.replace('_', ' ')}: " + ", ".join(
+            f"h={h}: {score:.2f}" for h, score in scores.items()))
+    if paper:
+        print(f"  the paper's table ({kind} over seeds), same formula: " + ", ".join(
+            f"h={h}: {reversal_score([row[T] for T in sorted(row)]):.3f}"
+            for h, row in paper.items()))
+    for h, entry in result["mechanism"].items():
+        print(f"mean CLS attention of each head (rows) on the argmax token of each a_i (columns),"
+              f" h = {h}, T = {entry['T']}:")
+        for row in entry["attention_on_targets"]:
+            print("    " + "  ".join(f"{value:.2f}" for value in row))
+
+
+# %% [markdown]
+# ## The recipe study: what it takes to approach the paper's error levels
+#
+# The paper gives no optimiser, learning rate, batch size or step count, and our default recipe
+# leaves our errors 40–970× above its minima. `--recipe` trains the cheapest informative cases
+# (the lengths of `--T` up to 32; h = D − 1 and D) under a few recipes, each seed recording its
+# validation NMSE every 1/20 of its steps. From one run we report the last model and the best
+# recorded checkpoint (the validation set is read for nothing else), and the curve of error
+# against steps, which says where more training would lead.
+
+# %%
+RECIPES = {  # name -> (multiple of --steps, other changes to the default recipe)
+    "default": (1, {}),
+    "long": (5, {}),
+    "long, batch 256, lr 3e-3": (5, {"batch_size": 256, "lr": 3e-3}),
+    "long, random a_i": (5, {"directions": "random"}),
+}
+RECIPE_LENGTHS = 32    # the study trains the lengths of --T up to this one
+CURVE_POINTS = 20      # validation checkpoints per run, evenly spaced
+
+
+def recipe_study(args, result=None):
+    """Train every recipe at short T and h = D - 1, D; one row per (recipe, T, h)."""
+    lengths = [T for T in args.T if T <= RECIPE_LENGTHS] or args.T[:1]
+    heads = [h for h in args.heads if h in (args.D - 1, args.D)] or args.heads
+    runs = []
+    for name, (factor, changes) in RECIPES.items():
+        steps = args.steps * factor
+        run = dict(base_run(args), **changes, recipe=name, select="last", steps=steps,
+                   evaluate_every=max(1, steps // CURVE_POINTS))
+        runs += [dict(run, T=T, h=h, seed=args.seed + s)
+                 for T in lengths for h in heads for s in range(args.seeds)]
+    results = helpers.run_sweep(runs, args.workers, train_one,
+                                lambda r: f"{r['recipe']:<26} " + run_label(r), sweep_cost)
+    rows = []
+    for name in RECIPES:
+        for T in lengths:
+            for h in heads:
+                mine = [r for r in results if (r["recipe"], r["T"], r["h"]) == (name, T, h)]
+                best = [min(point["valid_nmse"] for point in r["history"]) for r in mine]
+                curve = [{"step": point["step"], "mean": sum(r["history"][i]["valid_nmse"]
+                                                             for r in mine) / len(mine)}
+                         for i, point in enumerate(mine[0]["history"])]
+                first = mine[0]
+                rows.append({"recipe": name, "T": T, "h": h, "steps": first["steps"],
+                             "lr": first["lr"], "batch": first["batch_size"],
+                             "directions": first["directions"], "seeds": len(mine),
+                             "last": helpers.seed_stats([r["valid_nmse"] for r in mine]),
+                             "best_checkpoint": helpers.seed_stats(best),
+                             "seconds": sum(r["seconds"] for r in mine), "curve": curve})
+    return {"rows": rows}
+
+
+def plot_recipe(result, args):
+    """Mean validation NMSE against steps for every recipe, one panel per (T, h)."""
+    cases = sorted({(row["T"], row["h"]) for row in result["rows"]})
+    figure, axes = plt.subplots(1, len(cases), figsize=(3.6 * len(cases), 3.4), squeeze=False)
+    for axis, (T, h) in zip(axes[0], cases):
+        for row in result["rows"]:
+            if (row["T"], row["h"]) == (T, h):
+                axis.loglog([p["step"] for p in row["curve"]], [p["mean"] for p in row["curve"]],
+                            "-", label=row["recipe"])
+        axis.set_title(f"T = {T}, h = {h}"), axis.set_xlabel("step")
+    axes[0][0].set_ylabel("mean validation NMSE")
+    axes[0][-1].legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report_recipe(result, args):
+    """The study's table: the last model and the best recorded checkpoint, min and mean."""
+    print("recipe study: validation NMSE over seeds (last model, and best recorded checkpoint)")
+    print(f"  {'recipe':<26} {'T':>4} {'h':>2} {'steps':>6} {'seeds':>5} {'last min':>10} "
+          f"{'last mean':>10} {'best min':>10} {'best mean':>10} {'CPU s':>7}")
+    for row in result["rows"]:
+        print(f"  {row['recipe']:<26} {row['T']:>4} {row['h']:>2} {row['steps']:>6} "
+              f"{row['seeds']:>5} {row['last']['min']:>10.2e} {row['last']['mean']:>10.2e} "
+              f"{row['best_checkpoint']['min']:>10.2e} {row['best_checkpoint']['mean']:>10.2e} "
+              f"{row['seconds']:>7.0f}")
+
+
 # %% [markdown]
 # ## Running it
+#
+# Three presets (`--quick` for the tests, the default for a laptop, `--full` for the paper's
+# grid); every flag set on the command line wins over its preset. A run writes under `runs/`
+# (git ignores it); `--out .` refreshes the committed `results/` and `figures/`. The file name
+# says what differs from the default run: a variant (`_D3`, `_E32`, `_L2`, `_attention_only`,
+# `_random_directions`, `_best`), any other flag (`_steps100`), or the preset (`_full`,
+# `_quick`), so no such run lands on the default run's files. `--recipe` runs the recipe study
+# instead of the sweep (`results/02_recipe.json`).
 
 # %%
 PRESETS = {
-    "quick": dict(T=[8], heads=[1, 2, 3, 4], seeds=1, steps=300, n_train=2000, n_valid=500),
+    "quick": dict(T=[8],              # sequence lengths T
+                  heads=[1, 2, 3, 4],   # head counts h
+                  seeds=1,              # seeds per (T, h)
+                  steps=300,            # training steps per run
+                  n_train=2000,         # training sequences per T
+                  n_valid=500),         # validation sequences per T
     "default": dict(T=[8, 32, 128], heads=[1, 2, 3, 4, 5], seeds=2, steps=4000, n_train=8000,
-                    n_valid=2000),
+                    n_valid=2000),    # Appendix B.1's data sizes, fewer T, steps and seeds
     "full": dict(T=[8, 16, 32, 64, 128], heads=[1, 2, 3, 4, 5], seeds=3, steps=20000,
-                 n_train=8000, n_valid=2000),
+                 n_train=8000, n_valid=2000),  # the paper's grid of T and h
 }
 
 # Paper A's numbers (our digest, ../shared/papers/heads.md): rows h, columns T.
@@ -303,26 +600,6 @@ PAPER_TABLE_5 = {
 }
 
 
-def paper_table(args):
-    """(the paper's table for this configuration, "mean" or "min"), or (None, None)."""
-    if args.layers == 1 and args.D == 4 and not args.total_width:
-        return PAPER_TABLE_2, "mean"
-    if args.layers == 1 and args.D == 4 and args.total_width == 32:
-        return PAPER_TABLE_3, "min"
-    if args.layers == 1 and args.D == 3 and args.total_width == 32:
-        return PAPER_TABLE_4, "min"
-    if args.layers == 2 and args.D == 4 and args.total_width == 32 and args.block == "standard":
-        return PAPER_TABLE_5, "min"
-    return None, None
-
-
-def reversal_scores(table, heads, lengths):
-    """R(h) from the minima and from the means of a summarised sweep {T: {h: {...}}}."""
-    return {f"from_{kind}": {str(h): reversal_score([table[str(T)][str(h)][kind]
-                                                     for T in sorted(lengths)]) for h in heads}
-            for kind in ("min", "mean")}
-
-
 def build_parser():
     """Every flag of this file, with its help (python 02_multihead_model.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
@@ -330,18 +607,20 @@ def build_parser():
     parser.add_argument("--heads", type=helpers.int_list, help="head counts h, e.g. 1,2,3,4,5")
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension of the task, 1..4 (default: 4)")
-    parser.add_argument("--head-dim", type=helpers.positive_int, default=8,
-                        help="per-head dimension n (default: 8, as in the paper)")
-    parser.add_argument("--width", type=helpers.positive_int, default=32,
-                        help="hidden width N of the encoder and read-out MLPs (default: 32)")
+    parser.add_argument("--head-dim", type=helpers.positive_int, default=RECIPE["head_dim"],
+                        help=f"per-head dimension n (default: {RECIPE['head_dim']}, as in the "
+                             f"paper)")
+    parser.add_argument("--width", type=helpers.positive_int, default=RECIPE["width"],
+                        help=f"hidden width N of the encoder and read-out MLPs (default: "
+                             f"{RECIPE['width']})")
     parser.add_argument("--total-width", type=helpers.positive_int,
                         help="fix E = n*h instead of n: head_dim = ceil(E/h) (paper Table 3)")
     parser.add_argument("--layers", type=helpers.positive_int, default=1,
                         help="stacked attention layers L (default: 1; Table 5 uses 2)")
-    parser.add_argument("--batch-size", type=helpers.positive_int, default=64,
-                        help="mini-batch size (default: 64)")
-    parser.add_argument("--lr", type=helpers.positive_float, default=1e-2,
-                        help="peak learning rate of AdamW (default: 1e-2)")
+    parser.add_argument("--batch-size", type=helpers.positive_int, default=RECIPE["batch_size"],
+                        help=f"mini-batch size (default: {RECIPE['batch_size']})")
+    parser.add_argument("--lr", type=helpers.positive_float, default=RECIPE["lr"],
+                        help=f"peak learning rate of AdamW (default: {RECIPE['lr']:g})")
     parser.add_argument("--block", choices=["standard", "attention-only"], default="standard",
                         help="layers before the last, with --layers > 1: attention and a "
                              "per-layer FFN, or attention only (default: standard)")
@@ -369,274 +648,34 @@ def config(argv=None):
     return args
 
 
+VARIANT_FLAGS = ("D", "total_width", "layers", "block", "directions", "select", "recipe")
+
+
 def variant(args):
-    """File-name suffix for a non-default variant, so it never overwrites the main run."""
+    """The file-name suffix of a named variant (_D3, _E32, _L2, ...); other flags get theirs
+    from helpers.output_suffix."""
     parts = [f"D{args.D}" if args.D != 4 else "", f"E{args.total_width}" if args.total_width
              else "", f"L{args.layers}" if args.layers != 1 else "",
              "attention_only" if args.layers > 1 and args.block != "standard" else "",
              "random_directions" if args.directions != "orthonormal" else "",
-             "best" if args.select != "last" else "", "full" if args.preset == "full" else ""]
+             "best" if args.select != "last" else ""]
     return "".join(f"_{part}" for part in parts if part)
 
 
-def base_run(args):
-    """The settings every run of this invocation shares (a plain dict, for the process pool)."""
-    return dict(D=args.D, head_dim=args.head_dim, width=args.width,
-                total_width=args.total_width, layers=args.layers, block=args.block,
-                directions=args.directions, select=args.select,
-                evaluate_every=min(500, args.steps) if args.select == "best" else 0,
-                steps=args.steps,
-                batch_size=args.batch_size, lr=args.lr, n_train=args.n_train,
-                n_valid=args.n_valid, data_seed=args.seed, device=args.device)
+PARTS = {"sweep": helpers.Part(sweep, report_sweep, {"02_nmse_vs_heads": plot_nmse_vs_heads,
+                                                     "02_reversal_score": plot_reversal,
+                                                     "02_attention": plot_attention})}
+RECIPE_PARTS = {"recipe": helpers.Part(recipe_study, report_recipe,
+                                       {"02_recipe": plot_recipe})}
 
 
 def main(args):
-    """Train the sweep of (T, h, seed) and return every number (JSON-ready)."""
-    runs = [dict(base_run(args), T=T, h=h, seed=args.seed + s)
-            for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_one, describe)
-    table = summarise(results)
-    reversal = reversal_scores(table, args.heads, args.T)
-    knee = {"h": math.ceil(args.D / args.layers), "ratio": {}}  # h = D, or L*h >= D (Conj. 1)
-    if knee["h"] - 1 in args.heads and knee["h"] in args.heads:
-        knee["ratio"] = {T: by_heads[str(knee["h"] - 1)]["min"] / by_heads[str(knee["h"])]["min"]
-                         for T, by_heads in table.items()}
-    return {"nmse": table, "selection": "best_checkpoint" if args.select == "best" else "last",
-            "reversal": reversal, "knee": knee,
-            "parameters": {str(r["h"]): r["parameters"] for r in results},
-            "mechanism": mechanism(results, args), "train_nmse": {
-                f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"] for r in results}}
-
-
-# %% [markdown]
-# ## The recipe study: what it takes to approach the paper's error levels
-#
-# The paper gives no optimiser, learning rate, batch size or step count, and our default recipe
-# leaves our errors 10–100× above its minima. `--recipe` trains the cheapest informative cases
-# (the lengths of `--T` up to 32; h = D − 1 and D) under a few recipes, each seed recording its
-# validation NMSE every 1/20 of its steps. From one run we report the last model and the best
-# recorded checkpoint (the validation set is read for nothing else), and the curve of error
-# against steps, which says where more training would lead.
-
-# %%
-RECIPES = {  # name -> (multiple of --steps, other changes to the default recipe)
-    "default": (1, {}),
-    "long": (5, {}),
-    "long, batch 256, lr 3e-3": (5, {"batch_size": 256, "lr": 3e-3}),
-    "long, random a_i": (5, {"directions": "random"}),
-}
-
-
-def recipe_study(args):
-    """Train every recipe at T <= 32 and h = D - 1, D; one row per (recipe, T, h)."""
-    lengths = [T for T in args.T if T <= 32] or args.T[:1]
-    heads = [h for h in args.heads if h in (args.D - 1, args.D)] or args.heads
-    runs = []
-    for name, (factor, changes) in RECIPES.items():
-        steps = args.steps * factor
-        run = dict(base_run(args), **changes, recipe=name, select="last", steps=steps,
-                   evaluate_every=max(1, steps // 20))
-        runs += [dict(run, T=T, h=h, seed=args.seed + s)
-                 for T in lengths for h in heads for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_one,
-                                lambda r: f"{r['recipe']:<26} " + describe(r))
-    rows = []
-    for name in RECIPES:
-        for T in lengths:
-            for h in heads:
-                mine = [r for r in results if (r["recipe"], r["T"], r["h"]) == (name, T, h)]
-                last = [r["valid_nmse"] for r in mine]
-                best = [min(point["valid_nmse"] for point in r["history"]) for r in mine]
-                curve = [{"step": point["step"], "mean": sum(r["history"][i]["valid_nmse"]
-                                                             for r in mine) / len(mine)}
-                         for i, point in enumerate(mine[0]["history"])]
-                first = mine[0]
-                rows.append({"recipe": name, "T": T, "h": h, "steps": first["steps"],
-                             "lr": first["lr"], "batch": first["batch_size"],
-                             "directions": first["directions"], "seeds": len(mine),
-                             "last": {"min": min(last), "mean": sum(last) / len(last)},
-                             "best_checkpoint": {"min": min(best),
-                                                 "mean": sum(best) / len(best)},
-                             "seconds": sum(r["seconds"] for r in mine), "curve": curve})
-    return {"rows": rows}
-
-
-def plot_recipe(result):
-    """Mean validation NMSE against steps for every recipe, one panel per (T, h)."""
-    cases = sorted({(row["T"], row["h"]) for row in result["rows"]})
-    figure, axes = plt.subplots(1, len(cases), figsize=(3.6 * len(cases), 3.4), squeeze=False)
-    for axis, (T, h) in zip(axes[0], cases):
-        for row in result["rows"]:
-            if (row["T"], row["h"]) == (T, h):
-                axis.loglog([p["step"] for p in row["curve"]], [p["mean"] for p in row["curve"]],
-                            "-", label=row["recipe"])
-        axis.set_title(f"T = {T}, h = {h}"), axis.set_xlabel("step")
-    axes[0][0].set_ylabel("mean validation NMSE")
-    axes[0][-1].legend(fontsize=7)
-    figure.tight_layout()
-    return figure
-
-
-def report_recipe(result):
-    print("recipe study: validation NMSE over seeds (last model, and best recorded checkpoint)")
-    print(f"  {'recipe':<26} {'T':>4} {'h':>2} {'steps':>6} {'seeds':>5} {'last min':>10} "
-          f"{'last mean':>10} {'best min':>10} {'best mean':>10} {'CPU s':>7}")
-    for row in result["rows"]:
-        print(f"  {row['recipe']:<26} {row['T']:>4} {row['h']:>2} {row['steps']:>6} "
-              f"{row['seeds']:>5} {row['last']['min']:>10.2e} {row['last']['mean']:>10.2e} "
-              f"{row['best_checkpoint']['min']:>10.2e} {row['best_checkpoint']['mean']:>10.2e} "
-              f"{row['seconds']:>7.0f}")
-
-
-def mechanism(results, args, n_examples=2):
-    """Where the heads of the best h = D and h = D - 1 models look, at the middle T.
-
-    attention_on_targets [h][D]: mean CLS attention of each head on the argmax token of each
-    a_i over 500 fresh sequences; examples: the attention of every head on a few sequences.
-    """
-    seq_len = sorted(args.T)[len(args.T) // 2]
-    found = {}
-    for h in (args.D - 1, args.D):
-        candidates = [r for r in results if r["T"] == seq_len and r["h"] == h]
-        if not candidates or args.layers != 1:
-            continue
-        best = min(candidates, key=lambda r: r["valid_nmse"])
-        model = MultiHeadModel(n_heads=h, head_dim=args.head_dim, width=args.width,
-                               total_width=args.total_width)
-        model.load_state_dict(best["state"])
-        with torch.no_grad():
-            x, _, positions = task.sample_synthetic(n_examples, seq_len, args.D,
-                                                    seed=args.seed + 12345,
-                                                    directions=args.directions)
-            _, attention = model(x, return_attention=True)
-        found[str(h)] = {
-            "T": seq_len, "seed": best["seed"],
-            "attention_on_targets": head_specialisation(model, seq_len, args.D, 500,
-                                                        args.seed + 999,
-                                                        args.directions).tolist(),
-            "examples": {"attention": attention[-1].tolist(), "positions": positions.tolist()}}
-    return found
-
-
-# %% [markdown]
-# ## Figures
-
-# %%
-def plot_nmse_vs_heads(result, args):
-    """Fig. 1a: min validation NMSE against h, one line per T (log scale)."""
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for T, by_heads in result["nmse"].items():
-        heads = [int(h) for h in by_heads]
-        axis.semilogy(heads, [by_heads[str(h)]["min"] for h in heads], "o-", label=f"T = {T}")
-    knee = result["knee"]["h"]
-    axis.axvline(knee, color="grey", ls=":", label=f"h = D = {knee}" if args.layers == 1
-                 else f"L h = D: h = {knee}")
-    axis.set_xlabel("number of heads h"), axis.set_ylabel("min validation NMSE over seeds")
-    axis.set_xticks(args.heads)
-    axis.set_title(f"One attention layer, D = {args.D}" + (f", L = {args.layers}"
-                                                            if args.layers > 1 else ""))
-    axis.legend(fontsize=8)
-    return figure
-
-
-def plot_reversal(result):
-    """The weighted reversal score R(h) of §6.2 as bars, from the minima and from the means."""
-    figure, axis = plt.subplots(figsize=(5, 3.2))
-    heads = list(result["reversal"]["from_min"])
-    for offset, kind in ((-0.2, "min"), (0.2, "mean")):
-        scores = result["reversal"][f"from_{kind}"]
-        axis.bar([int(h) + offset for h in heads], [scores[h] for h in heads], width=0.4,
-                 label=f"from the {kind} over seeds")
-    axis.set_xticks([int(h) for h in heads])
-    axis.legend(fontsize=8)
-    axis.set_xlabel("number of heads h"), axis.set_ylabel("R(h)")
-    axis.set_title("Weighted reversal score: > 0 when a longer T did better")
-    return figure
-
-
-def plot_attention(result):
-    """Each head's CLS attention on a few sequences (the argmax token of each a_i dotted), and
-    the mean attention of each head on each a_i's token (right)."""
-    found = result["mechanism"]
-    n_examples = len(next(iter(found.values()))["examples"]["positions"])
-    figure, rows = plt.subplots(len(found), n_examples + 1, squeeze=False,
-                                figsize=(5 * n_examples + 3, 2.8 * len(found)),
-                                gridspec_kw={"width_ratios": [5] * n_examples + [2]})
-    for row, (h, entry) in zip(rows, found.items()):
-        for k, axis in enumerate(row[:-1]):
-            for head, weights in enumerate(entry["examples"]["attention"][k]):
-                axis.plot(weights, lw=1.5, label=f"head {head + 1}")
-            for i, t in enumerate(entry["examples"]["positions"][k]):
-                axis.axvline(t, color="k", ls=":", lw=1)
-                axis.text(t, 1.02, f"a{i + 1}", ha="center", fontsize=8,
-                          transform=axis.get_xaxis_transform())
-            axis.set_ylabel(f"h = {h}\nCLS attention"), axis.set_xlabel("position t")
-        row[0].legend(fontsize=7, loc="upper left")
-        matrix = torch.tensor(entry["attention_on_targets"])                # [h, D]
-        row[-1].imshow(matrix, vmin=0, vmax=1, cmap="Blues")
-        n_heads, D = matrix.shape
-        for head in range(n_heads):
-            for i in range(D):
-                row[-1].text(i, head, f"{matrix[head, i]:.2f}", ha="center", va="center",
-                             fontsize=7)
-        row[-1].set_xticks(range(D), [f"a{i + 1}" for i in range(D)])
-        row[-1].set_yticks(range(n_heads), [f"head {j + 1}" for j in range(n_heads)])
-        row[-1].set_title("mean attention on\neach a_i's token", fontsize=9)
-    figure.suptitle("Where each head looks (dotted: the argmax token of each a_i)", y=1.02)
-    figure.tight_layout()
-    return figure
-
-
-def report(result, args, seconds):
-    """Print our table beside the paper's (the same statistic), the drop at h = D, and R(h)."""
-    print(f"device: {args.device}   preset: {args.preset}   workers: {args.workers}   "
-          f"selection: {result['selection']}")
-    paper, kind = paper_table(args)
-    lengths = list(result["nmse"])
-    for statistic in ("min", "mean"):
-        source = f"   [paper: {kind} over seeds]" if paper and kind == statistic else ""
-        print(f"{statistic} validation NMSE over {args.seeds} seed(s){source}")
-        print("  h  " + "".join(f"{'T=' + T:>22}" for T in lengths))
-        for h in args.heads:
-            cells = []
-            for T in lengths:
-                theirs = paper.get(h, {}).get(int(T)) if paper and kind == statistic else None
-                ours = result["nmse"][T][str(h)][statistic]
-                cells.append(f"{ours:.2e} [{theirs:.1e}]" if theirs else f"{ours:.2e}")
-            print(f"  {h}  " + "".join(f"{cell:>22}" for cell in cells))
-    h = result["knee"]["h"]
-    if result["knee"]["ratio"]:
-        print(f"drop at h = ceil(D/L) = {h}: min NMSE(h = {h - 1}) / min NMSE(h = {h}) = "
-              + ", ".join(f"{ratio:.0f}x (T={T})" for T, ratio in result["knee"]["ratio"].items()))
-    for source, scores in result["reversal"].items():
-        print(f"reversal score R(h) {source.replace('_', ' ')}: " + ", ".join(
-            f"h={h}: {score:.2f}" for h, score in scores.items()))
-    if paper:
-        print(f"  the paper's table ({kind} over seeds), same formula: " + ", ".join(
-            f"h={h}: {reversal_score([row[T] for T in sorted(row)]):.3f}"
-            for h, row in paper.items()))
-    for h, entry in result["mechanism"].items():
-        print(f"mean CLS attention of each head (rows) on the argmax token of each a_i (columns),"
-              f" h = {h}, T = {entry['T']}:")
-        for row in entry["attention_on_targets"]:
-            print("    " + "  ".join(f"{value:.2f}" for value in row))
-    print(f"sweep wall time: {seconds:.1f} s")
+    """The sweep, or with --recipe the recipe study; every number (JSON-ready)."""
+    return helpers.run_parts(RECIPE_PARTS if args.recipe else PARTS, args)
 
 
 if __name__ == "__main__":
     args = config()
-    suffix = variant(args)
-    if args.recipe:
-        result, seconds = helpers.run_main(recipe_study, args)
-        report_recipe(result)
-        helpers.save_figure(plot_recipe(result), f"02_recipe{suffix}", args)
-        path = helpers.save_results(f"02_recipe{suffix}", result, args, seconds)
-    else:
-        result, seconds = helpers.run_main(main, args)
-        report(result, args, seconds)
-        helpers.save_figure(plot_nmse_vs_heads(result, args), f"02_nmse_vs_heads{suffix}", args)
-        helpers.save_figure(plot_reversal(result), f"02_reversal_score{suffix}", args)
-        if result["mechanism"]:
-            helpers.save_figure(plot_attention(result), f"02_attention{suffix}", args)
-        path = helpers.save_results(f"02_multihead_model{suffix}", result, args, seconds)
-    print(f"wrote {path}")
+    helpers.run_script("02_recipe" if args.recipe else "02_multihead_model", main,
+                       RECIPE_PARTS if args.recipe else PARTS, args, named=VARIANT_FLAGS,
+                       suffix=variant(args))

@@ -20,16 +20,16 @@ What it shows
        unique.
 
 Run it
-    python 03_bounds.py            # default: 1 min 35 s on a 2-core CPU
+    python 03_bounds.py            # default: 3 min 0 s on a 2-core CPU
     python 03_bounds.py --full     # wider N sweep, 5 T, 3 seeds (GPU not yet timed)
     python 03_bounds.py --quick    # seconds; what the tests use
+    python 03_bounds.py --parts a,b,d  # only the parts without training
 
-Output
+Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     results/03_bounds.json; figures/03_construction.png, 03_lower_bound.png, 03_params_vs_nmse.png
 """
 import math
 import sys
-import time
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -40,6 +40,7 @@ import helpers
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
+
 
 # %% [markdown]
 # ## a. The upper bound, built by hand (Theorem 2(1), proof in A.2.1)
@@ -71,6 +72,12 @@ model_file = helpers.load_concept("02_multihead_model")
 # of $-2$ repairs this gap in the proof and changes nothing else.
 
 # %%
+CONSTRUCTION_D = 3    # part a's task: D retrieved values z_i, so h = D = 3 heads
+CONSTRUCTION_DIM = 2  # its token dimension d: x(t) in [0, 1]^2
+OUTSIDE_GATE = -2.0   # the position gate r_i(t) outside S_i (ours; the paper's -1 leaves a gap)
+RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large-beta end)
+
+
 def construction_task(seq_len, D, dim, seed):
     """Centres c_i, position sets S_i (|S_i| = ceil(T/4)) and the RetrievalTask of part a."""
     generator = torch.Generator().manual_seed(seed)
@@ -112,7 +119,7 @@ def run_construction(x, centres, subsets, beta):
     blocks = []
     for centre, subset in zip(centres, subsets):
         psi = ((x - centre) ** 2).sum(-1) / dim                             # Psi_i = f_i, [n, T]
-        gate = torch.full((seq_len,), -2.0)
+        gate = torch.full((seq_len,), OUTSIDE_GATE)
         gate[subset] = 0.0                                                  # r_i(t)
         blocks += [psi, gate.expand(n, -1)]
     tokens = torch.stack(blocks, dim=2)                                     # x_hat(t), [n, T, 2D]
@@ -143,6 +150,64 @@ def construction_errors(seq_lens, betas, D, dim, n, seed):
     return rows
 
 
+def fit_slope(x, y):
+    """Least-squares slope of log10(y) against log10(x)."""
+    log_x = torch.tensor(x, dtype=torch.float64).log10()
+    log_y = torch.tensor(y, dtype=torch.float64).log10()
+    centred = log_x - log_x.mean()
+    return float((centred * (log_y - log_y.mean())).sum() / (centred ** 2).sum())
+
+
+def construction_rates(rows):
+    """{T: slope of log error against log beta over beta >= RATE_FROM_BETA}; errors that
+    underflow to 0 (T <= 4: |S_i| = 1) are left out, and so is a T left with under two betas."""
+    rate = {}
+    for seq_len in dict.fromkeys(row["T"] for row in rows):                # in the order of T
+        points = [(row["beta"], row["max_error"]) for row in rows
+                  if row["T"] == seq_len and row["beta"] >= RATE_FROM_BETA and row["max_error"] > 0]
+        if len({beta for beta, _ in points}) >= 2:
+            rate[str(seq_len)] = fit_slope(*zip(*points))
+    return rate
+
+
+def run_upper_bound(args, result):
+    """Part a's numbers: the worst error and its bound per (T, beta), and the rate per T."""
+    rows = construction_errors(args.construction_T, args.betas, D=CONSTRUCTION_D,
+                               dim=CONSTRUCTION_DIM, n=args.construction_samples, seed=args.seed)
+    return {"construction": rows, "construction_rate": construction_rates(rows)}
+
+
+def plot_upper_bound(result, args):
+    """Worst retrieval error against beta, one line per T, with the bound dashed."""
+    figure, axis = plt.subplots(figsize=(6.5, 4.2))
+    lengths = sorted({row["T"] for row in result["construction"]})
+    colours = plt.cm.viridis(torch.linspace(0, 0.9, len(lengths)).tolist())
+    for seq_len, colour in zip(lengths, colours):
+        rows = [row for row in result["construction"] if row["T"] == seq_len]
+        betas = [row["beta"] for row in rows]
+        axis.loglog(betas, [row["max_error"] for row in rows], "o-", color=colour,
+                    label=f"T = {seq_len}")
+        axis.loglog(betas, [row["bound"] for row in rows], "--", color=colour, lw=0.8)
+    axis.set_xlabel(r"softmax scale $\beta$"), axis.set_ylabel(r"max $|\tilde z_i - z_i|$")
+    axis.set_title("Hand-built h = D model: error (solid) and bound (dashed)")
+    axis.legend(fontsize=7, ncol=2)
+    return figure
+
+
+def report_upper_bound(result, args):
+    rows = result["construction"]
+    within = all(row["max_error"] <= row["bound"] for row in rows)
+    print(f"a. hand-built h = D = {CONSTRUCTION_D} model, n = 2: every error within its bound: "
+          f"{within}")
+    for seq_len in sorted({row["T"] for row in rows}):
+        line = [row for row in rows if row["T"] == seq_len]
+        print(f"   T = {seq_len:<5}" + "  ".join(
+            f"beta={row['beta']:g}: {row['max_error']:.1e} (<= {row['bound']:.1e})"
+            for row in line[:: max(1, len(line) // 4)]))
+    print(f"   slope of log error against log beta (beta >= {RATE_FROM_BETA}): " + ", ".join(
+        f"T={T}: {slope:.2f}" for T, slope in result["construction_rate"].items()))
+
+
 # %% [markdown]
 # ## b. The lower bound (Theorem 2(2), proof in A.2.2)
 #
@@ -158,6 +223,13 @@ def construction_errors(seq_lens, betas, D, dim, n, seed):
 # to 1: it shows the *exponents*, not parameter counts.
 
 # %%
+LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # sequence lengths where k is tabulated
+LOWER_BOUND_CASES = [(3, 4, 8), (1, 2, 2), (2, 4, 8), (3, 4, 2)]  # (s heads, D, head dim n)
+COMPARED_CASE = (1, 2, 2)  # the (s, D, n) whose k the right panel sets beside gamma
+BARRON_GAMMA = 2           # the upper bound's exponent gamma for a finite Barron norm
+PAPER_LARGEST_T = 128      # the longest T of the paper's synthetic experiment (dotted line)
+
+
 def lower_bound_exponent(seq_len, s, D, n):
     """k of Theorem 2(2)."""
     return (seq_len / 4 - s - D + 1) / ((n + 1) * s + 1) - 1
@@ -166,6 +238,51 @@ def lower_bound_exponent(seq_len, s, D, n):
 def first_nonvacuous_length(s, D, n):
     """Smallest T with k > 0, i.e. T > 4((n + 2)s + D)."""
     return 4 * ((n + 2) * s + D) + 1
+
+
+def case_name(s, D, n):
+    """The JSON key of one (s, D, n) case: "s=3 D=4 n=8"."""
+    return f"s={s} D={D} n={n}"
+
+
+def run_lower_bound(args, result):
+    """Part b's numbers: k at every LOWER_BOUND_T and the first T with k > 0, per case."""
+    return {"lower_bound": {case_name(s, D, n): {
+        "k": {str(T): lower_bound_exponent(T, s, D, n) for T in LOWER_BOUND_T},
+        "first_nonvacuous_T": first_nonvacuous_length(s, D, n)}
+        for s, D, n in LOWER_BOUND_CASES}}
+
+
+def plot_lower_bound(result, args):
+    """k(T) for a few (s, D, n), with the vacuous region, and the exponents compared."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for name, entry in result["lower_bound"].items():
+        lengths = [int(T) for T in entry["k"]]
+        left.semilogx(lengths, list(entry["k"].values()), "o-", label=name)
+    left.set_yscale("symlog", linthresh=1)
+    left.axhspan(-1.5, 0, color="red", alpha=0.1, label="k <= 0: vacuous")
+    left.axvline(PAPER_LARGEST_T, color="grey", ls=":", label="paper's largest T")
+    left.set_xlabel("sequence length T"), left.set_ylabel("exponent k")
+    left.set_title("Lower-bound exponent of Theorem 2(2)"), left.legend(fontsize=7)
+    s, D, _ = COMPARED_CASE
+    entry = result["lower_bound"][case_name(*COMPARED_CASE)]
+    lengths = [int(T) for T in entry["k"]]
+    right.semilogx(lengths, [max(k, 0) for k in entry["k"].values()], "o-",
+                   label=f"h = {s} < D = {D}: k (lower bound 1/eps^k)")
+    right.semilogx(lengths, [BARRON_GAMMA] * len(lengths), "s--",
+                   label=f"h = D: gamma = {BARRON_GAMMA} (Barron)")
+    right.set_xlabel("sequence length T"), right.set_ylabel("exponent of 1/eps")
+    right.set_title("Parameter cost ~ (1/eps)^exponent (constants set to 1)")
+    right.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report_lower_bound(result, args):
+    print("b. lower-bound exponent k(T, s, D, n) (k <= 0: the bound says nothing)")
+    for name, entry in result["lower_bound"].items():
+        print(f"   {name:<14}" + "  ".join(f"T={T}: {k:.2f}" for T, k in entry["k"].items())
+              + f"   k > 0 from T = {entry['first_nonvacuous_T']}")
 
 
 # %% [markdown]
@@ -179,35 +296,58 @@ def first_nonvacuous_length(s, D, n):
 
 # %%
 def width_sweep(args):
-    """Train every (h, T, N, seed) of part c with file 02's training; returns the runs."""
-    runs = [dict(T=T, h=h, seed=args.seed + s, D=args.D, head_dim=8, width=N, total_width=None,
-                 layers=1, steps=args.steps, batch_size=64, lr=1e-2, n_train=args.n_train,
+    """Train every (h, T, N, seed) of part c with file 02's training and its RECIPE (head
+    dimension, batch size, learning rate), the width N swept; returns the runs."""
+    runs = [dict(model_file.RECIPE, width=N, T=T, h=h, seed=args.seed + s, D=args.D,
+                 total_width=None, layers=1, steps=args.steps, n_train=args.n_train,
                  n_valid=args.n_valid, data_seed=args.seed, device=args.device)
             for T in args.T for h in args.heads for N in args.widths for s in range(args.seeds)]
-    return helpers.run_sweep(runs, args.workers, model_file.train_one, model_file.describe)
-
-
-def fit_slope(x, y):
-    """Least-squares slope of log10(y) against log10(x)."""
-    log_x = torch.tensor(x, dtype=torch.float64).log10()
-    log_y = torch.tensor(y, dtype=torch.float64).log10()
-    centred = log_x - log_x.mean()
-    return float((centred * (log_y - log_y.mean())).sum() / (centred ** 2).sum())
+    return helpers.run_sweep(runs, args.workers, model_file.train_one,
+                             label=lambda r: f"T={r['T']:<4} h={r['h']} N={r['width']:<3} "
+                                             f"seed={r['seed']}  valid NMSE {r['valid_nmse']:.2e}",
+                             cost=lambda r: r["T"] * r["steps"])   # a run's time grows like T
 
 
 def summarise_widths(results):
-    """{h: {T: {"parameters": [...], "min_nmse": [...], "slope": x}}}, min over seeds per N."""
+    """{h: {T: {"widths", "parameters", "min_nmse", "slope"}}}: the min over seeds per N."""
     table = {}
-    for (h, T) in sorted({(r["h"], r["T"]) for r in results}):
-        widths = sorted({r["width"] for r in results if r["h"] == h and r["T"] == T})
-        best = [min((r for r in results if (r["h"], r["T"], r["width"]) == (h, T, N)),
-                    key=lambda r: r["valid_nmse"]) for N in widths]
-        parameters = [r["parameters"]["paper"] for r in best]
-        errors = [r["valid_nmse"] for r in best]
+    for h, T in sorted({(r["h"], r["T"]) for r in results}):
+        widths = sorted({r["width"] for r in results if (r["h"], r["T"]) == (h, T)})
+        parameters = [helpers.by_seed(results, "parameters", h=h, T=T, width=N)[0]["paper"]
+                      for N in widths]                                     # the same every seed
+        errors = [helpers.seed_stats(helpers.by_seed(results, "valid_nmse", h=h, T=T,
+                                                     width=N))["min"] for N in widths]
         table.setdefault(str(h), {})[str(T)] = {
             "widths": widths, "parameters": parameters, "min_nmse": errors,
             "slope": fit_slope(parameters, errors)}
     return table
+
+
+def run_widths(args, result):
+    """Part c's numbers: the width sweep, summarised."""
+    return {"widths": summarise_widths(width_sweep(args))}
+
+
+def plot_widths(result, args):
+    """Fig. 1b: min validation NMSE against the parameter count, one panel per h."""
+    heads = list(result["widths"])
+    figure, axes = plt.subplots(1, len(heads), figsize=(4.5 * len(heads), 3.6), squeeze=False)
+    for axis, h in zip(axes[0], heads):
+        for T, entry in result["widths"][h].items():
+            axis.loglog(entry["parameters"], entry["min_nmse"], "o-",
+                        label=f"T = {T} (slope {entry['slope']:.2f})")
+        axis.set_title(f"h = {h}"), axis.set_xlabel("parameters (encoder + read-out)")
+        axis.set_ylabel("min validation NMSE"), axis.legend(fontsize=7)
+        helpers.label_log_axis(axis, entry["parameters"])
+    figure.tight_layout()
+    return figure
+
+
+def report_widths(result, args):
+    print("c. fitted slope of log NMSE against log parameters (Fig. 1b)")
+    for h, by_length in result["widths"].items():
+        print(f"   h = {h}: " + ", ".join(f"T={T}: {entry['slope']:+.2f}"
+                                        for T, entry in by_length.items()))
 
 
 # %% [markdown]
@@ -219,41 +359,90 @@ def summarise_widths(results):
 # as soon as $k > \gamma$. The paper's sufficient condition is $D_1^2 + D_2^2 \le T/50$.
 
 # %%
+COROLLARY_PAIRS = [(1, 2), (2, 3), (3, 4), (4, 5)]  # (D1, D2): the two representations
+COROLLARY_HEAD_DIM = 2  # n of the lower bound set against the D1-head upper bound (the proof's)
+CONDITION_DIVISOR = 50  # the paper's sufficient condition D1^2 + D2^2 <= T/50
+
+
 def corollary_table(pairs):
     """For each (D1, D2): the T the paper's condition needs, and the T where k > gamma already.
 
     gamma <= max(D1, D2) (the worst case of Assumption 3), and k uses s = D1 heads with n = 2.
     """
-    rows = []
+    n, rows = COROLLARY_HEAD_DIM, []
     for D1, D2 in pairs:
         gamma = max(D1, D2)
-        condition_T = 50 * (D1 ** 2 + D2 ** 2)                             # D1^2 + D2^2 <= T/50
-        contradiction_T = 4 * ((gamma + 1) * (3 * D1 + 1) + D1 + D2 - 1)  # k > gamma beyond it
+        condition_T = CONDITION_DIVISOR * (D1 ** 2 + D2 ** 2)             # D1^2 + D2^2 <= T/50
+        contradiction_T = 4 * ((gamma + 1) * ((n + 1) * D1 + 1) + D1 + D2 - 1)  # k > gamma after
         rows.append({"D1": D1, "D2": D2, "gamma": gamma, "condition_T": condition_T,
-                     "k_at_condition_T": lower_bound_exponent(condition_T, D1, D2, n=2),
+                     "k_at_condition_T": lower_bound_exponent(condition_T, D1, D2, n=n),
                      "k_exceeds_gamma_beyond_T": contradiction_T})
     return rows
 
 
+def run_corollary(args, result):
+    """Part d's numbers: the table of COROLLARY_PAIRS."""
+    return {"corollary": corollary_table(COROLLARY_PAIRS)}
+
+
+def report_corollary(result, args):
+    print("d. Corollary 1 (gamma = max(D1, D2)): the paper's condition D1^2 + D2^2 <= T/50, and "
+          "where k > gamma already")
+    for row in result["corollary"]:
+        print(f"   D1={row['D1']} D2={row['D2']}: condition from T = {row['condition_T']} "
+              f"(k there {row['k_at_condition_T']:.1f}); k > gamma for T > "
+              f"{row['k_exceeds_gamma_beyond_T']}")
+
+
 # %% [markdown]
 # ## Running it
+#
+# `python 03_bounds.py` runs parts a–d in order (one `helpers.Part` each, listed in `PARTS`
+# below): it prints each part's lines, saves its figures and writes `runs/results/03_bounds.json`
+# (`--out .` refreshes the committed `results/` and `figures/`). `--quick` and `--full` choose the
+# sizes of `PRESETS`; a flag set by hand overrides its preset value. `--parts a,d` reruns only
+# the named parts (parts a, b and d train nothing), into files named after them, so a
+# partial run never replaces the full result. Part c trains with file 02's `RECIPE`.
 
 # %%
 PRESETS = {
-    "quick": dict(T=[8], construction_T=[8, 64], betas=[1, 10, 100], construction_samples=50,
-                  heads=[1, 2], widths=[8, 32], seeds=1, steps=300, n_train=2000, n_valid=500),
-    "default": dict(T=[8, 32], construction_T=[8, 16, 32, 64, 128, 256, 512, 1024],
-                    betas=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], construction_samples=500,
-                    heads=[3, 4], widths=[8, 16, 32, 64], seeds=2, steps=3000, n_train=8000,
-                    n_valid=2000),
-    "full": dict(T=[8, 16, 32, 64, 128], construction_T=[8, 16, 32, 64, 128, 256, 512, 1024],
-                 betas=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],
-                 construction_samples=2000, heads=[1, 2, 3, 4], widths=[8, 12, 16, 24, 32, 48,
-                                                                        64],
-                 seeds=3, steps=10000, n_train=8000, n_valid=2000),
+    "quick": dict(
+        construction_T=[8, 64],     # a: sequence lengths of the hand-built model
+        betas=[1, 10, 100],         # a: softmax scales beta
+        construction_samples=50,    # a: random sequences per T
+        T=[8],                      # c: sequence lengths of the width sweep
+        heads=[1, 2],               # c: head counts h
+        widths=[8, 32],             # c: MLP widths N
+        seeds=1,                    # c: seeds per (T, h, N)
+        steps=300,                  # c: training steps per run
+        n_train=2000,               # c: training sequences per T
+        n_valid=500,                # c: validation sequences per T
+    ),
+    "default": dict(
+        construction_T=[8, 16, 32, 64, 128, 256, 512, 1024],  # a: lengths of the hand-built model
+        betas=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],    # a: softmax scales beta
+        construction_samples=500,   # a: random sequences per T
+        T=[8, 32],                  # c: sequence lengths of the width sweep
+        heads=[3, 4],               # c: head counts h (D - 1 and D)
+        widths=[8, 16, 32, 64],     # c: MLP widths N
+        seeds=2,                    # c: seeds per (T, h, N)
+        steps=3000,                 # c: training steps per run
+        n_train=8000,               # c: training sequences per T (Appendix B.1)
+        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
+    ),
+    "full": dict(
+        construction_T=[8, 16, 32, 64, 128, 256, 512, 1024],  # a: lengths of the hand-built model
+        betas=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],  # a: softmax scales beta
+        construction_samples=2000,  # a: random sequences per T
+        T=[8, 16, 32, 64, 128],     # c: sequence lengths of the width sweep
+        heads=[1, 2, 3, 4],         # c: head counts h
+        widths=[8, 12, 16, 24, 32, 48, 64],  # c: MLP widths N
+        seeds=3,                    # c: seeds per (T, h, N)
+        steps=10000,                # c: training steps per run
+        n_train=8000,               # c: training sequences per T (Appendix B.1)
+        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
+    ),
 }
-LOWER_BOUND_CASES = [(3, 4, 8), (1, 2, 2), (2, 4, 8), (3, 4, 2)]  # (s, D, n)
-COROLLARY_PAIRS = [(1, 2), (2, 3), (3, 4), (4, 5)]
 
 
 def build_parser():
@@ -272,6 +461,7 @@ def build_parser():
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension, 1..4 (default: 4)")
     helpers.add_training_flags(parser)
+    helpers.add_parts_flag(parser, PARTS)
     return parser
 
 
@@ -279,7 +469,7 @@ def config(argv=None):
     """Parse the flags, fill the unset ones from the chosen preset, and check before any
     work that the run they describe can finish with finite numbers (else one line, exit 2)."""
     parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv)
+    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
     if args.D > 4:
         helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
     if max(args.construction_T) > 4096:
@@ -291,123 +481,18 @@ def config(argv=None):
     return args
 
 
+PARTS = {  # the experiments of this file, in order (helpers.Part: run, report, figures)
+    "a": helpers.Part(run_upper_bound, report_upper_bound, {"03_construction": plot_upper_bound}),
+    "b": helpers.Part(run_lower_bound, report_lower_bound, {"03_lower_bound": plot_lower_bound}),
+    "c": helpers.Part(run_widths, report_widths, {"03_params_vs_nmse": plot_widths}),
+    "d": helpers.Part(run_corollary, report_corollary, {}),
+}
+
+
 def main(args):
-    """Compute parts a–d and return every number (JSON-ready)."""
-    helpers.seed_everything(args.seed)
-    construction = construction_errors(args.construction_T, args.betas, D=3, dim=2,
-                                       n=args.construction_samples, seed=args.seed)
-    rate = {}  # slope over beta >= 10; errors that underflow to 0 (T <= 4: |S_i| = 1) left out
-    for T in args.construction_T:
-        points = [(row["beta"], row["max_error"]) for row in construction
-                  if row["T"] == T and row["beta"] >= 10 and row["max_error"] > 0]
-        if len({beta for beta, _ in points}) >= 2:
-            rate[str(T)] = fit_slope(*zip(*points))
-    seq_lens = [16, 32, 64, 128, 256, 512, 1024, 4096]
-    lower = {f"s={s} D={D} n={n}": {
-        "k": {str(T): lower_bound_exponent(T, s, D, n) for T in seq_lens},
-        "first_nonvacuous_T": first_nonvacuous_length(s, D, n)}
-        for s, D, n in LOWER_BOUND_CASES}
-    widths = summarise_widths(width_sweep(args))
-    corollary = corollary_table(COROLLARY_PAIRS)
-    return {"construction": construction, "construction_rate": rate, "lower_bound": lower, "widths": widths,
-            "corollary": corollary}
-
-
-# %% [markdown]
-# ## Figures and the printed summary
-
-# %%
-def plot_construction(result):
-    """Worst retrieval error against beta, one line per T, with the bound dashed."""
-    figure, axis = plt.subplots(figsize=(6.5, 4.2))
-    lengths = sorted({row["T"] for row in result["construction"]})
-    colours = plt.cm.viridis(torch.linspace(0, 0.9, len(lengths)).tolist())
-    for seq_len, colour in zip(lengths, colours):
-        rows = [row for row in result["construction"] if row["T"] == seq_len]
-        betas = [row["beta"] for row in rows]
-        axis.loglog(betas, [row["max_error"] for row in rows], "o-", color=colour,
-                    label=f"T = {seq_len}")
-        axis.loglog(betas, [row["bound"] for row in rows], "--", color=colour, lw=0.8)
-    axis.set_xlabel(r"softmax scale $\beta$"), axis.set_ylabel(r"max $|\tilde z_i - z_i|$")
-    axis.set_title("Hand-built h = D model: error (solid) and bound (dashed)")
-    axis.legend(fontsize=7, ncol=2)
-    return figure
-
-
-def plot_lower_bound(result):
-    """k(T) for a few (s, D, n), with the vacuous region, and the exponents compared."""
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
-    for name, entry in result["lower_bound"].items():
-        lengths = [int(T) for T in entry["k"]]
-        left.semilogx(lengths, list(entry["k"].values()), "o-", label=name)
-    left.set_yscale("symlog", linthresh=1)
-    left.axhspan(-1.5, 0, color="red", alpha=0.1, label="k <= 0: vacuous")
-    left.axvline(128, color="grey", ls=":", label="paper's largest T")
-    left.set_xlabel("sequence length T"), left.set_ylabel("exponent k")
-    left.set_title("Lower-bound exponent of Theorem 2(2)"), left.legend(fontsize=7)
-    entry = result["lower_bound"]["s=1 D=2 n=2"]
-    lengths = [int(T) for T in entry["k"]]
-    right.semilogx(lengths, [max(k, 0) for k in entry["k"].values()], "o-",
-                   label="h = 1 < D = 2: k (lower bound 1/eps^k)")
-    right.semilogx(lengths, [2] * len(lengths), "s--", label="h = D: gamma = 2 (Barron)")
-    right.set_xlabel("sequence length T"), right.set_ylabel("exponent of 1/eps")
-    right.set_title("Parameter cost ~ (1/eps)^exponent (constants set to 1)")
-    right.legend(fontsize=7)
-    figure.tight_layout()
-    return figure
-
-
-def plot_params_vs_nmse(result):
-    """Fig. 1b: min validation NMSE against the parameter count, one panel per h."""
-    heads = list(result["widths"])
-    figure, axes = plt.subplots(1, len(heads), figsize=(4.5 * len(heads), 3.6), squeeze=False)
-    for axis, h in zip(axes[0], heads):
-        for T, entry in result["widths"][h].items():
-            axis.loglog(entry["parameters"], entry["min_nmse"], "o-",
-                        label=f"T = {T} (slope {entry['slope']:.2f})")
-        axis.set_title(f"h = {h}"), axis.set_xlabel("parameters (encoder + read-out)")
-        axis.set_ylabel("min validation NMSE"), axis.legend(fontsize=7)
-        helpers.label_log_axis(axis, entry["parameters"])
-    figure.tight_layout()
-    return figure
-
-
-def report(result, args):
-    """The printed summary of parts a–d."""
-    print(f"device: {args.device}   preset: {args.preset}")
-    rows = result["construction"]
-    within = all(row["max_error"] <= row["bound"] for row in rows)
-    print(f"a. hand-built h = D = 3 model, n = 2: every error within its bound: {within}")
-    for seq_len in sorted({row["T"] for row in rows}):
-        line = [row for row in rows if row["T"] == seq_len]
-        print(f"   T = {seq_len:<5}" + "  ".join(
-            f"beta={row['beta']:g}: {row['max_error']:.1e} (<= {row['bound']:.1e})"
-            for row in line[:: max(1, len(line) // 4)]))
-    print("   slope of log error against log beta (beta >= 10): " + ", ".join(
-        f"T={T}: {slope:.2f}" for T, slope in result["construction_rate"].items()))
-    print("b. lower-bound exponent k(T, s, D, n) (k <= 0: the bound says nothing)")
-    for name, entry in result["lower_bound"].items():
-        print(f"   {name:<14}" + "  ".join(f"T={T}: {k:.2f}" for T, k in entry["k"].items())
-              + f"   k > 0 from T = {entry['first_nonvacuous_T']}")
-    print("c. fitted slope of log NMSE against log parameters (Fig. 1b)")
-    for h, by_length in result["widths"].items():
-        print(f"   h = {h}: " + ", ".join(f"T={T}: {entry['slope']:+.2f}"
-                                        for T, entry in by_length.items()))
-    print("d. Corollary 1 (gamma = max(D1, D2)): the paper's condition D1^2 + D2^2 <= T/50, and "
-          "where k > gamma already")
-    for row in result["corollary"]:
-        print(f"   D1={row['D1']} D2={row['D2']}: condition from T = {row['condition_T']} "
-              f"(k there {row['k_at_condition_T']:.1f}); k > gamma for T > "
-              f"{row['k_exceeds_gamma_beyond_T']}")
+    """Compute the parts of args.parts (default: a-d); returns every number (JSON-ready)."""
+    return helpers.run_parts(PARTS, args)
 
 
 if __name__ == "__main__":
-    args = config()
-    started = time.perf_counter()
-    result, _ = helpers.run_main(main, args)
-    report(result, args)
-    helpers.save_figure(plot_construction(result), "03_construction", args)
-    helpers.save_figure(plot_lower_bound(result), "03_lower_bound", args)
-    helpers.save_figure(plot_params_vs_nmse(result), "03_params_vs_nmse", args)
-    path = helpers.save_results("03_bounds", result, args, time.perf_counter() - started)
-    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
+    helpers.run_script("03_bounds", main, PARTS, config())

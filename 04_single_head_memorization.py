@@ -15,23 +15,24 @@ What it shows
     b. Lemma 9: a ReLU network with two hidden layers computes the max of T numbers in [0, 1]
        to within 1/n. Assembled with (a), exact f_i and exact F_0, it solves a D-retrieval task
        with no training, within eps on random inputs; its size grows like T/eps (and like
-       T^2/eps + T/eps^2 as a dense network) while the h = D construction of file 03 needs no FFN for retrieval.
+       T^2/eps + T/eps^2 as a dense network) while the h = D construction of file 03 needs no
+       FFN for retrieval.
     c. Trained: one head with the memorising embedding (n = T d), one head with n = 8, and
        h = D heads with n = 8, on the synthetic task of file 01 for several T: validation and
        training NMSE and parameter counts (Remark B.1.1).
 
 Run it
-    python 04_single_head_memorization.py           # default: 1 min 25 s on a 2-core CPU
+    python 04_single_head_memorization.py           # default: 2 min 47 s on a 2-core CPU
     python 04_single_head_memorization.py --full    # more T, steps and seeds (GPU not yet timed)
     python 04_single_head_memorization.py --quick   # seconds; what the tests use
+    python 04_single_head_memorization.py --parts a,b  # the constructions only, no training
 
-Output
+Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     results/04_single_head_memorization.json; figures/04_lemma9.png, 04_parameter_counts.png,
     04_trained_routes.png
 """
 import math
 import sys
-import time
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -44,6 +45,7 @@ import helpers
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
 bounds = helpers.load_concept("03_bounds")
+
 
 # %% [markdown]
 # ## a. Memorising the sequence in one head (proof of Theorem 2(3))
@@ -58,6 +60,9 @@ bounds = helpers.load_concept("03_bounds")
 # anything of the sequence; the cost moves from attention to width.
 
 # %%
+EXACTNESS_DIM = 4  # token dimension d of part a's check (as in file 01's synthetic task)
+
+
 def memorising_embedding(x):
     """e_t (x) x(t): x [B, T, d] -> tokens [B, T, T*d], token t in block t."""
     batch, seq_len, dim = x.shape
@@ -87,6 +92,25 @@ def memorise(x):
     return cls + update[:, 0], weights[:, 0, 0]                             # eq. 4's c_0 + W_O ...
 
 
+def run_memorisation(args, result):
+    """Part a's numbers: how far T * (CLS output) is from the flattened sequence, and how far
+    the attention is from uniform, at every --construction-T."""
+    exactness = {}
+    for seq_len in args.construction_T:
+        x = task.sample_inputs(args.construction_samples, seq_len, EXACTNESS_DIM, args.seed)
+        memory, weights = memorise(x)
+        exactness[str(seq_len)] = {
+            "max_error": float((seq_len * memory - x.reshape(len(x), -1)).abs().max()),
+            "attention_spread": float(weights.max() - weights.min())}
+    return {"memorisation_exactness": exactness}
+
+
+def report_memorisation(result, args):
+    worst = max(v["max_error"] for v in result["memorisation_exactness"].values())
+    print(f"a. T * (CLS output) equals (x(1), ..., x(T)) to within {worst:.1e} at T = "
+          + ", ".join(result["memorisation_exactness"]))
+
+
 # %% [markdown]
 # ## b. Lemma 9: the maximum with a ReLU network, and the assembled model
 #
@@ -108,6 +132,14 @@ def memorise(x):
 # With $n = \lceil D/\varepsilon \rceil$ levels the output error is at most $D/n \le \varepsilon$.
 
 # %%
+LEMMA9_T = 64                       # numbers whose maximum the Lemma 9 check takes
+LEMMA9_LEVELS = (2, 5, 10, 20, 50)  # its levels n (error bound 1/n)
+LEMMA9_SEED = 0                     # seed of its random inputs in [0, 1] (fixed, not --seed)
+ASSEMBLED_D = bounds.CONSTRUCTION_D      # the assembled model solves file 03's task: D = 3 ...
+ASSEMBLED_DIM = bounds.CONSTRUCTION_DIM  # ... with tokens in [0, 1]^2
+CONSTRUCTION_LIMIT = 5 * 10**7  # parameters of one Lemma 9 network (200 MB in float32)
+
+
 def lemma9_network(seq_len, levels):
     """The 3-layer ReLU max network of Lemma 9 as an nn.Sequential, weights set by hand."""
     hidden = seq_len * levels
@@ -140,6 +172,14 @@ def lemma9_nonzero_weights(seq_len, levels):
     return 3 * seq_len * levels + 2 * levels
 
 
+def lemma9_errors(n, seq_len=LEMMA9_T, levels=LEMMA9_LEVELS, seed=LEMMA9_SEED):
+    """Worst |net(x) - max_t x_t| of the Lemma 9 network over n random x in [0, 1]^T, per n."""
+    inputs = torch.rand(n, seq_len, generator=torch.Generator().manual_seed(seed))
+    return [{"levels": k, "max_error": float((lemma9_network(seq_len, k)(inputs).squeeze(-1)
+                                              - inputs.max(dim=1).values).abs().max()),
+             "bound": 1 / k} for k in levels]
+
+
 def assembled_model(x, centres, subsets, levels):
     """The no-training single-head model: memorise, f_i exactly, Lemma 9 mins, F_0 = sum."""
     batch, seq_len, dim = x.shape
@@ -153,17 +193,14 @@ def assembled_model(x, centres, subsets, levels):
     return torch.stack(z, dim=1).sum(dim=1)                                 # F_3 = F_0 = sum
 
 
-CONSTRUCTION_LIMIT = 5 * 10**7  # parameters of one Lemma 9 network (200 MB in float32)
-
-
-def largest_construction(seq_lens, epsilons, D=3):
+def largest_construction(seq_lens, epsilons, D=ASSEMBLED_D):
     """Dense parameters of the largest Lemma 9 network assembled_errors builds (|S_i| =
     ceil(T/4) as in file 03, n = ceil(D/eps)); config() checks it before any work."""
     return max(lemma9_parameters(math.ceil(T / 4), math.ceil(D / epsilon))
                for T in seq_lens for epsilon in epsilons)
 
 
-def smallest_epsilon(args, D=3):
+def smallest_epsilon(args, D=ASSEMBLED_D):
     """The smallest eps whose network fits CONSTRUCTION_LIMIT at the largest --construction-T,
     rounded up to two significant digits."""
     levels = 1
@@ -190,7 +227,7 @@ def assembled_errors(seq_lens, epsilons, D, dim, n, seed):
                          "max_error": error, "embedding_width": seq_len * dim,
                          "ffn_parameters_dense": D * lemma9_parameters(size, levels),
                          "ffn_weights_used": D * lemma9_nonzero_weights(size, levels),
-                         "attention_parameters": 4 * (seq_len * dim) ** 2,
+                         "attention_parameters": 4 * (seq_len * dim) ** 2,  # W_Q, W_K, W_V, W_O
                          "h_equals_D_attention_parameters": attention_size(2 * D, D, 2),
                          "h_equals_D_beta": beta_needed(size, seq_len, epsilon / D)})
     return rows
@@ -201,10 +238,10 @@ def attention_size(width, n_heads, head_dim):
     return helpers.count_parameters(model_file.AttentionLayer(width, n_heads, head_dim))
 
 
-def beta_needed(subset_size, seq_len, epsilon):
-    """Smallest beta (by bisection) at which file 03's retrieval bound falls below epsilon."""
-    low, high = 1e-3, 1e9
-    for _ in range(200):
+def beta_needed(subset_size, seq_len, epsilon, low=1e-3, high=1e9, halvings=200):
+    """Smallest beta (by bisection of [low, high] on a log scale) at which file 03's retrieval
+    bound falls below epsilon."""
+    for _ in range(halvings):
         middle = math.sqrt(low * high)
         if bounds.construction_bound(subset_size, seq_len, middle) <= epsilon:
             high = middle
@@ -213,187 +250,26 @@ def beta_needed(subset_size, seq_len, epsilon):
     return high
 
 
-# %% [markdown]
-# ## c. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
-#
-# Three routes on the synthetic task of file 01 ($D = 4$), the same data and training as
-# file 02:
-#
-# * **memorise**: the fixed embedding $e_t \otimes x(t)$, one frozen uniform head with
-#   $n = Td$, and a trainable read-out; we give it three hidden ReLU layers of width $N$ (the
-#   theorem's FFN is deep; this choice is ours) — its size grows with $T$;
-# * **1 head**: file 02's model with $h = 1$, $n = 8$;
-# * **h = D**: file 02's model with $h = 4$, $n = 8$.
-#
-# The paper's explanation of Fig. 3: at short $T$ a model can memorise through its FFN, which
-# generalises worse; at long $T$ memorising becomes infeasible. So watch the gap between training
-# and validation NMSE.
-
-# %%
-class MemorisingModel(nn.Module):
-    """Memorising embedding -> one uniform head (n = T d, frozen) -> trainable deep read-out."""
-
-    def __init__(self, seq_len, dim=4, width=64, depth=3):
-        super().__init__()
-        self.attention, cls = memorising_attention(seq_len, dim)
-        self.register_buffer("cls", cls)
-        layers, size = [], seq_len * dim
-        for _ in range(depth):
-            layers += [nn.Linear(size, width), nn.ReLU()]
-            size = width
-        self.readout = nn.Sequential(*layers, nn.Linear(size, 1))
-
-    def forward(self, x):
-        """x [B, T, d] -> y_hat [B]."""
-        update, _ = self.attention(self.cls.expand(x.shape[0], 1, -1), memorising_embedding(x))
-        return self.readout(self.cls + update[:, 0]).squeeze(-1)
+def run_lemma9(args, result):
+    """Part b's numbers: Lemma 9's error per level count, and the assembled model per (T, eps)."""
+    return {"lemma9": lemma9_errors(args.construction_samples),
+            "assembled": assembled_errors(args.construction_T, args.epsilons, D=ASSEMBLED_D,
+                                          dim=ASSEMBLED_DIM, n=args.construction_samples,
+                                          seed=args.seed)}
 
 
-def memorising_parameters(seq_len, dim, width, depth):
-    """Trainable parameters of MemorisingModel: the read-out only."""
-    size = seq_len * dim
-    return (size * width + width) + (depth - 1) * (width * width + width) + (width + 1)
-
-
-def train_route(run):
-    """Train one (route, T, seed); the 'memorise' route here, the others with file 02's code."""
-    if run["route"] != "memorise":
-        return {**model_file.train_one(run), "state": None}
-    started = time.perf_counter()
-    train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
-                                           run["data_seed"])
-    device = torch.device(run["device"])
-    train = tuple(t.to(device) for t in train)
-    valid = tuple(t.to(device) for t in valid)
-    helpers.seed_everything(run["seed"])
-    model = MemorisingModel(run["T"], width=run["memorise_width"]).to(device)
-    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=run["batch_size"], lr=run["memorise_lr"],
-                                   seed=run["seed"], name=f"memorise T={run['T']}")
-    return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
-            "parameters": {"paper": helpers.count_parameters(model.readout),
-                           "total": helpers.count_parameters(model)},
-            "seconds": time.perf_counter() - started}
-
-
-def trained_routes(args):
-    """Train every route at every T; returns {route: {T: {train, valid, parameters}}}."""
-    routes = {"memorise": 1, "1 head": 1, "h = D": args.D}
-    runs = [dict(route=route, T=T, h=h, seed=args.seed + s, D=args.D, head_dim=8, width=32,
-                 total_width=None, layers=1, steps=args.steps, batch_size=64, lr=1e-2,
-                 memorise_width=args.memorise_width, memorise_lr=3e-3,
-                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
-                 device=args.device)
-            for route, h in routes.items() for T in args.T for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_route,
-                                lambda r: f"{r['route']:<9} T={r['T']:<3} "
-                                          f"seed={r['seed']}  NMSE {r['valid_nmse']:.2e}")
-    table = {}
-    for route in routes:
-        for T in args.T:
-            mine = [r for r in results if r["route"] == route and r["T"] == T]
-            best = min(mine, key=lambda r: r["valid_nmse"])
-            table.setdefault(route, {})[str(T)] = {
-                "valid_nmse": best["valid_nmse"], "train_nmse": best["train_nmse"],
-                "parameters": best["parameters"],
-                "seeds": [{"valid_nmse": r["valid_nmse"], "train_nmse": r["train_nmse"]}
-                          for r in mine]}
-    return table
-
-
-# %% [markdown]
-# ## Running it
-
-# %%
-PRESETS = {
-    "quick": dict(T=[8], construction_T=[8, 32], epsilons=[0.5, 0.1], construction_samples=50,
-                  seeds=1, steps=300, n_train=2000, n_valid=500),
-    "default": dict(T=[4, 8, 16, 32, 64], construction_T=[8, 16, 32, 64, 128],
-                    epsilons=[0.5, 0.2, 0.1, 0.05, 0.02], construction_samples=300, seeds=2,
-                    steps=3000, n_train=8000, n_valid=2000),
-    "full": dict(T=[4, 8, 16, 32, 64, 128], construction_T=[8, 16, 32, 64, 128, 256],
-                 epsilons=[0.5, 0.2, 0.1, 0.05, 0.02, 0.01], construction_samples=1000, seeds=3,
-                 steps=10000, n_train=8000, n_valid=2000),
-}
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 04_single_head_memorization.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--construction-T", type=helpers.int_list,
-                        help="sequence lengths of the no-training model (part b), e.g. 8,32,128")
-    parser.add_argument("--epsilons", type=helpers.float_list,
-                        help="target errors eps of part b, each below 1, e.g. 0.5,0.1,0.02")
-    parser.add_argument("--construction-samples", type=helpers.positive_int,
-                        help="random sequences per T in parts a and b")
-    parser.add_argument("--T", type=helpers.int_list, help="sequence lengths of part c")
-    parser.add_argument("--D", type=helpers.positive_int, default=4,
-                        help="intrinsic dimension of the trained task, 1..4 (default: 4)")
-    parser.add_argument("--memorise-width", type=helpers.positive_int, default=64,
-                        help="hidden width of the memorising route's read-out (default: 64)")
-    helpers.add_training_flags(parser)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv)
-    if args.D > 4:
-        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
-    if max(args.epsilons) >= 1:
-        helpers.refuse(parser, "--epsilons", f"each must be below 1, got {max(args.epsilons)}")
-    if max(args.construction_T) > 512:
-        helpers.refuse(parser, "--construction-T", f"at most 512 (the embedding is T*d wide "
-                       f"and the attention (T*d)^2), got {max(args.construction_T)}")
-    size = largest_construction(args.construction_T, args.epsilons)
-    if size > CONSTRUCTION_LIMIT:
-        helpers.refuse(parser, "--epsilons", f"the Lemma 9 network for eps = "
-                       f"{min(args.epsilons):g} at T = {max(args.construction_T)} would have "
-                       f"{size:.2g} parameters, over this file's limit of "
-                       f"{CONSTRUCTION_LIMIT:.0e}", smallest=f"{smallest_epsilon(args):.2g}")
-    if max(args.T) > 256:
-        helpers.refuse(parser, "--T", f"at most 256, got {max(args.T)}")
-    return args
-
-
-def main(args):
-    """Compute parts a–c and return every number (JSON-ready)."""
-    helpers.seed_everything(args.seed)
-    exactness = {}
-    for seq_len in args.construction_T:
-        x = task.sample_inputs(args.construction_samples, seq_len, 4, args.seed)
-        memory, weights = memorise(x)
-        exactness[str(seq_len)] = {
-            "max_error": float((seq_len * memory - x.reshape(len(x), -1)).abs().max()),
-            "attention_spread": float(weights.max() - weights.min())}
-    inputs = torch.rand(args.construction_samples, 64, generator=torch.Generator().manual_seed(0))
-    lemma9 = [{"levels": n, "max_error": float((lemma9_network(64, n)(inputs).squeeze(-1)
-                                                - inputs.max(dim=1).values).abs().max()),
-               "bound": 1 / n} for n in (2, 5, 10, 20, 50)]
-    assembled = assembled_errors(args.construction_T, args.epsilons, D=3, dim=2,
-                                 n=args.construction_samples, seed=args.seed)
-    return {"memorisation_exactness": exactness, "lemma9": lemma9, "assembled": assembled,
-            "trained": trained_routes(args)}
-
-
-# %% [markdown]
-# ## Figures and the printed summary
-
-# %%
-def plot_lemma9(result):
+def plot_lemma9(result, args):
     """Lemma 9's worst error against its bound 1/n."""
     figure, axis = plt.subplots(figsize=(5, 3.5))
     levels = [row["levels"] for row in result["lemma9"]]
     axis.loglog(levels, [row["max_error"] for row in result["lemma9"]], "o-", label="max error")
     axis.loglog(levels, [row["bound"] for row in result["lemma9"]], "k--", label="bound 1/n")
     axis.set_xlabel("levels n"), axis.set_ylabel("max |net(x) - max x|")
-    axis.set_title("Lemma 9: max of 64 numbers with ReLUs"), axis.legend()
+    axis.set_title(f"Lemma 9: max of {LEMMA9_T} numbers with ReLUs"), axis.legend()
     return figure
 
 
-def plot_parameter_counts(result):
+def plot_parameter_counts(result, args):
     """Parameters of the no-training single-head model against T and eps, beside h = D."""
     rows = result["assembled"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -421,7 +297,126 @@ def plot_parameter_counts(result):
     return figure
 
 
-def plot_trained_routes(result):
+def report_lemma9(result, args):
+    print(f"b. Lemma 9 (T = {LEMMA9_T}): " + ", ".join(
+        f"n={row['levels']}: {row['max_error']:.3f} (<= {row['bound']:.3f})"
+        for row in result["lemma9"]))
+    print(f"   assembled single-head model, no training (D = {ASSEMBLED_D}): worst |y_hat - y| "
+          f"<= eps: {all(row['max_error'] <= row['epsilon'] for row in result['assembled'])}")
+    for row in result["assembled"]:
+        print(f"   T={row['T']:<4} eps={row['epsilon']:<5g} error {row['max_error']:.3f}  "
+              f"width {row['embedding_width']:<4} FFN weights used {row['ffn_weights_used']:<7} "
+              f"(dense {row['ffn_parameters_dense']:.1e})   h = D: "
+              f"{row['h_equals_D_attention_parameters']} attention weights, "
+              f"beta {row['h_equals_D_beta']:.0f}")
+
+
+# %% [markdown]
+# ## c. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
+#
+# Three routes on the synthetic task of file 01 ($D = 4$), the same data and training as
+# file 02:
+#
+# * **memorise**: the fixed embedding $e_t \otimes x(t)$, one frozen uniform head with
+#   $n = Td$, and a trainable read-out; we give it three hidden ReLU layers of width $N$ (the
+#   theorem's FFN is deep; this choice is ours) — its size grows with $T$;
+# * **1 head**: file 02's model with $h = 1$, $n = 8$;
+# * **h = D**: file 02's model with $h = 4$, $n = 8$.
+#
+# The paper's explanation of Fig. 3: at short $T$ a model can memorise through its FFN, which
+# generalises worse; at long $T$ memorising becomes infeasible. So watch the gap between training
+# and validation NMSE.
+
+# %%
+MEMORISE_DEPTH = 3  # hidden ReLU layers of the memorising read-out (ours; the theorem's is deep)
+MEMORISE_LR = 3e-3  # its peak learning rate (ours); the other two routes take file 02's RECIPE
+
+
+def route_heads(D):
+    """The three routes of part c and their head counts h."""
+    return {"memorise": 1, "1 head": 1, "h = D": D}
+
+
+class MemorisingModel(nn.Module):
+    """Memorising embedding -> one uniform head (n = T d, frozen) -> trainable deep read-out."""
+
+    def __init__(self, seq_len, dim=4, width=64, depth=MEMORISE_DEPTH):
+        super().__init__()
+        self.attention, cls = memorising_attention(seq_len, dim)
+        self.register_buffer("cls", cls)
+        layers, size = [], seq_len * dim
+        for _ in range(depth):
+            layers += [nn.Linear(size, width), nn.ReLU()]
+            size = width
+        self.readout = nn.Sequential(*layers, nn.Linear(size, 1))
+
+    def forward(self, x):
+        """x [B, T, d] -> y_hat [B]."""
+        update, _ = self.attention(self.cls.expand(x.shape[0], 1, -1), memorising_embedding(x))
+        return self.readout(self.cls + update[:, 0]).squeeze(-1)
+
+
+def memorising_parameters(seq_len, dim, width, depth):
+    """Trainable parameters of MemorisingModel: the read-out only."""
+    size = seq_len * dim
+    return (size * width + width) + (depth - 1) * (width * width + width) + (width + 1)
+
+
+def train_route(run):
+    """Train one (route, T, seed); the 'memorise' route here, the others with file 02's code."""
+    if run["route"] != "memorise":
+        return {**model_file.train_one(run), "state": None}
+    train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
+                                           run["data_seed"])
+    device = torch.device(run["device"])
+    train = tuple(t.to(device) for t in train)
+    valid = tuple(t.to(device) for t in valid)
+    helpers.seed_everything(run["seed"])
+    model = MemorisingModel(run["T"], dim=train[0].shape[-1], width=run["memorise_width"],
+                            depth=MEMORISE_DEPTH).to(device)
+    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
+                                   batch_size=run["batch_size"], lr=run["memorise_lr"],
+                                   seed=run["seed"], name=f"memorise T={run['T']}")
+    return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
+            "parameters": {"paper": helpers.count_parameters(model.readout),
+                           "total": helpers.count_parameters(model)}}
+
+
+def best_seed(results, **match):
+    """The runs of one (route, T): the numbers of the seed with the lowest validation NMSE (the
+    paper's min over seeds), and every seed's validation and training NMSE, in seed order."""
+    seeds = {key: helpers.by_seed(results, key, **match)
+             for key in ("valid_nmse", "train_nmse", "parameters")}
+    best = seeds["valid_nmse"].index(helpers.seed_stats(seeds["valid_nmse"])["min"])
+    return {"valid_nmse": seeds["valid_nmse"][best], "train_nmse": seeds["train_nmse"][best],
+            "parameters": seeds["parameters"][best],
+            "seeds": [{"valid_nmse": valid, "train_nmse": train}
+                      for valid, train in zip(seeds["valid_nmse"], seeds["train_nmse"])]}
+
+
+def trained_routes(args):
+    """Train every route at every T; returns {route: {T: {train, valid, parameters, seeds}}}."""
+    routes = route_heads(args.D)
+    runs = [dict(model_file.RECIPE, route=route, T=T, h=h, seed=args.seed + s, D=args.D,
+                 total_width=None, layers=1, steps=args.steps,
+                 memorise_width=args.memorise_width, memorise_lr=MEMORISE_LR,
+                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
+                 device=args.device)
+            for route, h in routes.items() for T in args.T for s in range(args.seeds)]
+    results = helpers.run_sweep(runs, args.workers, train_route,
+                                label=lambda r: f"{r['route']:<9} T={r['T']:<3} "
+                                                f"seed={r['seed']}  NMSE {r['valid_nmse']:.2e}",
+                                cost=lambda r: r["T"] * r["steps"])  # time grows like T
+    return {route: {str(T): best_seed(results, route=route, T=T) for T in args.T}
+            for route in routes}
+
+
+def run_routes(args, result):
+    """Part c's numbers: the three routes, trained."""
+    return {"trained": trained_routes(args)}
+
+
+def plot_routes(result, args):
     """Validation (solid) and training (dashed) NMSE of the three routes against T."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     for route, by_length in result["trained"].items():
@@ -442,23 +437,7 @@ def plot_trained_routes(result):
     return figure
 
 
-def report(result, args):
-    """The printed summary of parts a–c."""
-    print(f"device: {args.device}   preset: {args.preset}")
-    worst = max(v["max_error"] for v in result["memorisation_exactness"].values())
-    print(f"a. T * (CLS output) equals (x(1), ..., x(T)) to within {worst:.1e} at T = "
-          + ", ".join(result["memorisation_exactness"]))
-    print("b. Lemma 9 (T = 64): " + ", ".join(
-        f"n={row['levels']}: {row['max_error']:.3f} (<= {row['bound']:.3f})"
-        for row in result["lemma9"]))
-    print("   assembled single-head model, no training (D = 3): worst |y_hat - y| <= eps: "
-          f"{all(row['max_error'] <= row['epsilon'] for row in result['assembled'])}")
-    for row in result["assembled"]:
-        print(f"   T={row['T']:<4} eps={row['epsilon']:<5g} error {row['max_error']:.3f}  "
-              f"width {row['embedding_width']:<4} FFN weights used {row['ffn_weights_used']:<7} "
-              f"(dense {row['ffn_parameters_dense']:.1e})   h = D: "
-              f"{row['h_equals_D_attention_parameters']} attention weights, "
-              f"beta {row['h_equals_D_beta']:.0f}")
+def report_routes(result, args):
     print("c. trained, min over seeds: validation NMSE [training NMSE] (FFN parameters)")
     for route, by_length in result["trained"].items():
         print(f"   {route:<9}" + "  ".join(
@@ -466,14 +445,106 @@ def report(result, args):
             for T, v in by_length.items()))
 
 
+# %% [markdown]
+# ## Running it
+#
+# `python 04_single_head_memorization.py` runs parts a–c in order (one `helpers.Part` each,
+# listed in `PARTS` below): it prints each part's lines, saves its figures and writes
+# `runs/results/04_single_head_memorization.json` (`--out .` refreshes the committed `results/`
+# and `figures/`). `--quick` and `--full` choose the sizes of `PRESETS`; a flag set by hand
+# overrides its preset value. `--parts a,b` reruns only the constructions (no training), into
+# files named after the parts, so a partial run never replaces the full result. Part c trains
+# with file 02's `RECIPE`.
+
+# %%
+PRESETS = {
+    "quick": dict(
+        construction_T=[8, 32],     # a, b: sequence lengths of the constructions
+        epsilons=[0.5, 0.1],        # b: target errors eps of the assembled model
+        construction_samples=50,    # a, b: random sequences per T (and Lemma 9 inputs)
+        T=[8],                      # c: sequence lengths of the trained routes
+        seeds=1,                    # c: seeds per (route, T)
+        steps=300,                  # c: training steps per run
+        n_train=2000,               # c: training sequences per T
+        n_valid=500,                # c: validation sequences per T
+    ),
+    "default": dict(
+        construction_T=[8, 16, 32, 64, 128],    # a, b: sequence lengths of the constructions
+        epsilons=[0.5, 0.2, 0.1, 0.05, 0.02],  # b: target errors eps of the assembled model
+        construction_samples=300,   # a, b: random sequences per T (and Lemma 9 inputs)
+        T=[4, 8, 16, 32, 64],       # c: sequence lengths of the trained routes
+        seeds=2,                    # c: seeds per (route, T)
+        steps=3000,                 # c: training steps per run
+        n_train=8000,               # c: training sequences per T (Appendix B.1)
+        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
+    ),
+    "full": dict(
+        construction_T=[8, 16, 32, 64, 128, 256],    # a, b: sequence lengths of the constructions
+        epsilons=[0.5, 0.2, 0.1, 0.05, 0.02, 0.01],  # b: target errors eps of the assembled model
+        construction_samples=1000,  # a, b: random sequences per T (and Lemma 9 inputs)
+        T=[4, 8, 16, 32, 64, 128],  # c: sequence lengths of the trained routes
+        seeds=3,                    # c: seeds per (route, T)
+        steps=10000,                # c: training steps per run
+        n_train=8000,               # c: training sequences per T (Appendix B.1)
+        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
+    ),
+}
+
+
+def build_parser():
+    """Every flag of this file, with its help (python 04_single_head_memorization.py --help)."""
+    parser = helpers.make_parser(__doc__.split("\n")[0])
+    parser.add_argument("--construction-T", type=helpers.int_list,
+                        help="sequence lengths of the no-training model (part b), e.g. 8,32,128")
+    parser.add_argument("--epsilons", type=helpers.float_list,
+                        help="target errors eps of part b, each below 1, e.g. 0.5,0.1,0.02")
+    parser.add_argument("--construction-samples", type=helpers.positive_int,
+                        help="random sequences per T in parts a and b")
+    parser.add_argument("--T", type=helpers.int_list, help="sequence lengths of part c")
+    parser.add_argument("--D", type=helpers.positive_int, default=4,
+                        help="intrinsic dimension of the trained task, 1..4 (default: 4)")
+    parser.add_argument("--memorise-width", type=helpers.positive_int, default=64,
+                        help="hidden width of the memorising route's read-out (default: 64)")
+    helpers.add_training_flags(parser)
+    helpers.add_parts_flag(parser, PARTS)
+    return parser
+
+
+def config(argv=None):
+    """Parse the flags, fill the unset ones from the chosen preset, and check before any
+    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
+    parser = build_parser()
+    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
+    if args.D > 4:
+        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
+    if max(args.epsilons) >= 1:
+        helpers.refuse(parser, "--epsilons", f"each must be below 1, got {max(args.epsilons)}")
+    if max(args.construction_T) > 512:
+        helpers.refuse(parser, "--construction-T", f"at most 512 (the embedding is T*d wide "
+                       f"and the attention (T*d)^2), got {max(args.construction_T)}")
+    size = largest_construction(args.construction_T, args.epsilons)
+    if size > CONSTRUCTION_LIMIT:
+        helpers.refuse(parser, "--epsilons", f"the Lemma 9 network for eps = "
+                       f"{min(args.epsilons):g} at T = {max(args.construction_T)} would have "
+                       f"{size:.2g} parameters, over this file's limit of "
+                       f"{CONSTRUCTION_LIMIT:.0e}", smallest=f"{smallest_epsilon(args):.2g}")
+    if max(args.T) > 256:
+        helpers.refuse(parser, "--T", f"at most 256, got {max(args.T)}")
+    return args
+
+
+PARTS = {  # the experiments of this file, in order (helpers.Part: run, report, figures)
+    "a": helpers.Part(run_memorisation, report_memorisation, {}),
+    "b": helpers.Part(run_lemma9, report_lemma9, {"04_lemma9": plot_lemma9,
+                                                  "04_parameter_counts": plot_parameter_counts}),
+    "c": helpers.Part(run_routes, report_routes, {"04_trained_routes": plot_routes}),
+}
+
+
+def main(args):
+    """Compute the parts of args.parts (default: a-c); returns every number (JSON-ready)."""
+    return helpers.run_parts(PARTS, args)
+
+
 if __name__ == "__main__":
-    args = config()
-    started = time.perf_counter()
-    result, _ = helpers.run_main(main, args)
-    report(result, args)
-    helpers.save_figure(plot_lemma9(result), "04_lemma9", args)
-    helpers.save_figure(plot_parameter_counts(result), "04_parameter_counts", args)
-    helpers.save_figure(plot_trained_routes(result), "04_trained_routes", args)
-    path = helpers.save_results("04_single_head_memorization", result, args,
-                                time.perf_counter() - started)
-    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
+    helpers.run_script("04_single_head_memorization", main, PARTS, config())

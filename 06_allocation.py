@@ -13,35 +13,27 @@
 """06 · Allocating attention heads and head dimensions across layers (paper B, Sections 4, 6).
 
 What it shows
-    a. Both sides of the fixed-budget trade-off: multi-query associative recall (M queries,
-       keys of dimension p) with one layer of H heads of dimension d = M p / H. Too few heads
-       mix the M values; too small a head dimension loses the rank-p match. A training-free
-       oracle predicts a U-shape with its minimum at H = M; the trained curve is put beside it
-       and fitted with E = E0 + A H^-a + B d^-b.
-    b. Allocations that can win or lose: two-layer models with equal attention budgets
-       (uniform, front-loaded, back-loaded, asserted equal) on two tasks with opposite demands
-       (the rank-p match in layer 1, or in layer 2), plus front-loaded with a reduced late
-       budget; paired differences over 5 seeds with 95% t-intervals, beside the best
-       prediction of a model that never finds its match.
-    c. Text that uses context: character models at T = 64 on Python's own docstrings (no
-       download) against a count-based 4-gram on the same split; the same paired statistics.
-    d. Rank by layer: each head's SVD-truncation cost at rank r, divided by the cost of
-       removing its score (rank 0), per layer, over all text models.
+    a. At a fixed budget H*d, too few heads mix the values of multi-query recall and too small
+       a head dimension loses its rank-p match: a U-shape, beside a training-free oracle.
+    b. Two-layer allocations with equal budgets on two tasks with opposite demands (the match
+       in layer 1, or in layer 2): paired seeds, 95% t-intervals, a no-match baseline.
+    c. Character models on Python's own docstrings (no download) against a 4-gram.
+    d. Which layers tolerate a lower-rank score (SVD truncation of each head).
     e. allocate(budget, n_layers, D, seq_len): the strategy as a function that keeps its budget,
-       each rule tied to the run that supports it, and a closing table.
+       and a short summary of what this run says about each rule.
 
 Run it
-    python 06_allocation.py                   # default: 3 min 48 s on a 2-core CPU
+    python 06_allocation.py                   # default: 5 min 59 s on a 2-core CPU
     python 06_allocation.py --text my.txt     # your own text for part c
     python 06_allocation.py --full            # more seeds, H = 32, longer text (GPU not timed)
     python 06_allocation.py --quick           # seconds; what the tests use
+    python 06_allocation.py --parts b         # only part b (writes 06_allocation_parts_b.json)
 
-Output
+Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     results/06_allocation.json; figures/06_fixed_budget.png, 06_allocations.png,
     06_rank_by_layer.png
 """
 import importlib
-import json
 import math
 import sys
 import time
@@ -135,70 +127,6 @@ class AllocatedTransformer(nn.Module):
             u = block(u, self.future[:seq_len, :seq_len], last_only)
         out = self.out(self.norm(u))
         return out if self.language_model else out[:, -1, 0]
-
-
-# %% [markdown]
-# ## e. The strategy as a function **[inferred]**
-#
-# Paper B's qualitative rule: early layers extract and need enough heads; later layers see a
-# saturated softmax, so they can use smaller head dimensions. The paper gives no formula. Ours,
-# with the run that supports each rule (file and JSON key) or marked as an assumption:
-#
-# 1. **The first layer gets exactly $D$ heads** — one per token it must extract. Supported by
-#    02 (`results/02_multihead_model.json` → `knee`: the error falls 43–72× at $h = D$) and by
-#    part a here (`fixed_budget` → `trained`, `oracle`: the minimum at $H = M$).
-# 2. **It gets half of the budget** (all of it in a one-layer model), so
-#    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
-# 3. **Later layers use half the first layer's head dimension** and share the rest of the budget
-#    equally, as many heads as their share allows. Supported only where part b's
-#    `comparison` → `match-aggregate` → `paired` → `front-reduced - uniform` says that a
-#    smaller
-#    late budget costs nothing, on a task whose matching happens in layer 1; the control task
-#    (`prefix-match`) shows the opposite, so this rule is an *assumption* about which kind of
-#    task a model faces. The sequence length is accepted but changes nothing: no run here ties
-#    a threshold on $T$ to the allocation (file 05 finds saturation only for bounded logits).
-#
-# The budget is a promise: the layers never hold more than `budget` in total (a property test
-# checks a grid of inputs). The smallest budget the rules can meet is $D + (n - 1)$: $D$ heads
-# of dimension 1 first, then one head of dimension 1 per later layer.
-
-# %%
-def attention_budget(layers):
-    """Sum over layers of heads * head_dim (the attention parameters are 4 E times this)."""
-    return sum(h * d for h, d in layers)
-
-
-def allocate(budget, n_layers, D, seq_len, width=None, verbose=False):
-    """[(heads, head_dim)] per layer following the rules above, never over `budget`."""
-    values = {"budget": budget, "n_layers": n_layers, "D": D, "seq_len": seq_len}
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"allocate: {name} must be a whole number >= 1, got {value!r}")
-    minimum = D + n_layers - 1
-    if budget < minimum:
-        raise ValueError(f"allocate: budget {budget} is too small; the minimum for D = {D} and "
-                         f"{n_layers} layers is {minimum} (D heads of dimension 1 in the first "
-                         f"layer, one head of dimension 1 in each later one)")
-    later = n_layers - 1
-    first_share = budget if later == 0 else budget // 2                    # rule 2
-    first_dim = max(1, min(first_share, budget - later) // D)               # leaves 1 per later
-    layers = [(D, first_dim)]                                               # rule 1
-    rest = budget - D * first_dim
-    late_dim = max(1, first_dim // 2)                                       # rule 3
-    for index in range(later):
-        share = rest // (later - index)                                     # >= 1 by the check
-        head_dim = min(late_dim, share)
-        layers.append((share // head_dim, head_dim))
-        rest -= layers[-1][0] * head_dim
-    assert attention_budget(layers) <= budget
-    if verbose:
-        print(f"allocate(budget={budget}, n_layers={n_layers}, D={D}, T={seq_len}):")
-        print("  layer  heads  head_dim  heads*head_dim" + ("  attention params" if width
-                                                              else ""))
-        for index, (heads, head_dim) in enumerate(layers, 1):
-            line = f"  {index:>5}  {heads:>5}  {head_dim:>8}  {heads * head_dim:>14}"
-            print(line + (f"  {4 * width * heads * head_dim:>16}" if width else ""))
-    return layers
 
 
 # %% [markdown]
@@ -307,6 +235,12 @@ def fit_tradeoff(heads, errors, budget, steps=2000):
             "H_star": float(grid[curve.argmin()])}
 
 
+REGRESSION_LR = 3e-3      # parts a and b: AdamW's peak learning rate
+REGRESSION_BATCH = 64     # parts a and b: sequences per step
+REGRESSION_WEIGHT_DECAY = 0.0
+VALID_SEED_OFFSET = 10_000  # the oracle's and the baseline's fresh sequences: seed + this
+
+
 def train_config(run):
     """Train one regression run (part a or b); a plain dict in and out, for the process pool."""
     started = time.perf_counter()
@@ -315,19 +249,94 @@ def train_config(run):
         x, y, _ = recall_task(n, run["T"] - 1, run["dim"], run["n_queries"], run["data_seed"])
     else:
         x, y = TASKS[run["task"]](n, run["T"], run["dim"], run["data_seed"])
-    mean, std = y[:run["n_train"]].mean(), y[:run["n_train"]].std()
-    y = (y - mean) / std
-    x, y = x.to(run["device"]), y.to(run["device"])
-    train = (x[:run["n_train"]], y[:run["n_train"]])
-    valid = (x[run["n_train"]:], y[run["n_train"]:])
+    train, valid = helpers.standardised_split(x.to(run["device"]), y.to(run["device"]),
+                                              run["n_train"])
     helpers.seed_everything(run["seed"])
     model = AllocatedTransformer(run["layers"], run["width"], run["T"],
                                  token_dim=x.shape[-1]).to(run["device"])
     fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=run["batch_size"],
-                                   lr=run["lr"], seed=run["seed"], name=run["name"])
+                                   batch_size=REGRESSION_BATCH, lr=REGRESSION_LR,
+                                   weight_decay=REGRESSION_WEIGHT_DECAY, seed=run["seed"],
+                                   name=run["name"])
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "seconds": time.perf_counter() - started}
+
+
+def regression_cost(run):
+    """run_sweep's scheduling guess for one regression run: tokens times steps."""
+    return run["T"] * run["steps"]
+
+
+def regression_label(result):
+    return f"{result['name']:<30} seed={result['seed']}  NMSE {result['valid_nmse']:.3f}"
+
+
+# The fit reports H* only when its head-dimension term is real: an exponent b above this ...
+H_STAR_MIN_EXPONENT = 0.1
+# ... and a term B d^-b worth this much NMSE at the smallest head dimension of the sweep.
+H_STAR_MIN_TERM = 0.05
+
+
+def run_fixed_budget(args, result):
+    """Part a: H heads of dimension M p / H, trained and by the oracle; the fitted trade-off."""
+    budget = args.queries * args.key_dim
+    runs = [dict(task="recall", T=args.memory + 1, n_queries=args.queries, H=H, dim=args.key_dim,
+                 layers=[(H, budget // H)], width=args.width, steps=args.fixed_steps,
+                 n_train=args.n_train, n_valid=args.n_valid, device=args.device,
+                 seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
+            for H in args.fixed_heads for s in range(args.fixed_seeds)]
+    results = helpers.run_sweep(runs, args.workers, train_config, regression_label,
+                                regression_cost)
+    _, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
+                              args.seed + VALID_SEED_OFFSET)
+    trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", H=H))
+               for H in args.fixed_heads}
+    fit = fit_tradeoff(args.fixed_heads, [e["mean"] for e in trained.values()], budget)
+    smallest_dim = budget / max(args.fixed_heads)
+    fit["H_star_reported"] = (fit["b"] > H_STAR_MIN_EXPONENT
+                              and fit["B"] * smallest_dim ** -fit["b"] > H_STAR_MIN_TERM)
+    return {"fixed_budget": {
+        "H": args.fixed_heads, "budget": budget, "M": args.queries, "p": args.key_dim,
+        "trained": trained, "fit": fit,
+        "oracle": {str(H): recall_oracle(parts, y, H) for H in args.fixed_heads}}}
+
+
+def plot_fixed_budget(result, args):
+    """Part a: trained NMSE (mean, each seed a dot) and the oracle against H; the fit."""
+    fixed = result["fixed_budget"]
+    heads = fixed["H"]
+    figure, axis = plt.subplots(figsize=(5.8, 3.8))
+    means = [fixed["trained"][str(h)]["mean"] for h in heads]
+    axis.semilogx(heads, means, "o-", label="trained (mean over seeds)")
+    for h in heads:
+        seeds = fixed["trained"][str(h)]["seeds"]
+        axis.semilogx([h] * len(seeds), seeds, "k.", ms=4)
+    axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
+    fit = fixed["fit"]
+    grid = torch.logspace(0, math.log10(max(heads)), 100)
+    curve = fit["E0"] + fit["A"] * grid ** -fit["a"] + fit["B"] * (fixed["budget"] / grid) \
+        ** -fit["b"]
+    axis.semilogx(grid, curve, "k--", lw=1, label=f"fit: a = {fit['a']:.2f}, b = {fit['b']:.2f}")
+    if fit["H_star_reported"]:
+        axis.axvline(fit["H_star"], color="tab:red", ls=":", label=f"H* = {fit['H_star']:.1f}")
+    axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
+    helpers.label_log_axis(axis, heads)
+    axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
+    axis.set_ylabel("validation NMSE"), axis.legend(fontsize=7)
+    axis.set_title("Multi-query recall at a fixed attention budget")
+    return figure
+
+
+def report_fixed_budget(result, args):
+    fixed = result["fixed_budget"]
+    print(f"a. multi-query recall, M = {fixed['M']}, p = {fixed['p']}, budget H*d = "
+          f"{fixed['budget']}: validation NMSE mean over {args.fixed_seeds} seed(s) [oracle]")
+    print("   " + "  ".join(f"H={h}: {fixed['trained'][str(h)]['mean']:.3f} "
+                           f"[{fixed['oracle'][str(h)]:.3f}]" for h in fixed["H"]))
+    fit = fixed["fit"]
+    print(f"   fit E0 + A H^-a + B d^-b: E0 = {fit['E0']:.3f}, a = {fit['a']:.2f}, "
+          f"b = {fit['b']:.2f}; " + (f"H* = {fit['H_star']:.1f}" if fit["H_star_reported"]
+                                      else "no clear head-dimension term: H* not reported"))
 
 
 # %% [markdown]
@@ -430,15 +439,80 @@ PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"),
 
 
 def paired(by_allocation, pairs=PAIRS):
-    """{"a - b": {"per_seed", "mean", "ci95"}}: per-seed differences (a lower = a better)."""
-    out = {}
-    for first, second in pairs:
-        if first in by_allocation and second in by_allocation:
-            differences = [a - b for a, b in zip(by_allocation[first], by_allocation[second])]
-            mean, low, high = helpers.t_interval(differences)
-            out[f"{first} - {second}"] = {"per_seed": differences, "mean": mean,
-                                          "ci95": [low, high]}
-    return out
+    """{"a - b": helpers.paired_difference}: per-seed differences (a lower = a better)."""
+    return {f"{first} - {second}": helpers.paired_difference(
+                [a - b for a, b in zip(by_allocation[first], by_allocation[second])],
+                below=f"{first} better", above=f"{second} better")
+            for first, second in pairs if first in by_allocation and second in by_allocation}
+
+
+def summary(layers, values):
+    """One allocation's layers, attention budget and seeds/min/mean/std (JSON-ready)."""
+    return {"layers": [list(layer) for layer in layers], "budget": attention_budget(layers),
+            **helpers.seed_stats(values)}
+
+
+POOR_HEAD_DIM = 2  # part b: the small head dimension of every allocation (the rich one is p)
+
+
+def run_allocations(args, result):
+    """Part b: every allocation on both tasks, paired by seed, with the no-match baseline."""
+    compared = allocations(args.key_dim, POOR_HEAD_DIM)
+    runs = [dict(task=task, T=args.T, dim=args.key_dim, layers=layers, allocation=name,
+                 width=args.compare_width, steps=args.steps, n_train=args.n_train,
+                 n_valid=args.n_valid, device=args.device, seed=args.seed + s,
+                 data_seed=args.seed + s, name=f"b: {task} {name}")
+            for task in TASKS for name, layers in compared.items() for s in range(args.seeds)]
+    results = helpers.run_sweep(runs, args.workers, train_config, regression_label,
+                                regression_cost)
+    comparison = {}
+    for task in TASKS:
+        seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
+                 for name in compared}
+        comparison[task] = {"allocations": {name: summary(layers, seeds[name])
+                                            for name, layers in compared.items()},
+                            "paired": paired(seeds),
+                            "no_match_baseline": no_match_baseline(
+                                task, args.n_valid, args.T, args.key_dim,
+                                args.seed + VALID_SEED_OFFSET)}
+    return {"comparison": comparison}
+
+
+def plot_allocations(result, args):
+    """Parts b and c: each allocation's mean (bars) and every seed (dots), per task and on text
+    when part c ran too; dashed: the no-match baseline or the n-gram."""
+    panels = [(task, entry["allocations"], "validation NMSE", entry["no_match_baseline"],
+               "no-match baseline") for task, entry in result["comparison"].items()]
+    if "text" in result:
+        text = result["text"]
+        panels.append((f"text, T = {text['T']}", text["allocations"],
+                       "validation bits per character", text["ngram"]["bpc"],
+                       f"{text['ngram']['order']}-gram"))
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8))
+    for axis, (title, by_name, label, line, line_label) in zip(axes, panels):
+        names = list(by_name)
+        axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
+        for i, name in enumerate(names):
+            axis.plot([i] * len(by_name[name]["seeds"]), by_name[name]["seeds"], "k.", ms=4)
+        axis.axhline(line, color="tab:red", ls="--", label=line_label)
+        values = [v for e in by_name.values() for v in e["seeds"]] + [line]
+        axis.set_ylim(*((0, 1.2 * max(values)) if label.endswith("NMSE")
+                        else (0.9 * min(values), None)))
+        axis.set_title(title), axis.set_ylabel(label), axis.legend(fontsize=7)
+        axis.tick_params(axis="x", labelsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report_allocations(result, args):
+    for task, entry in result["comparison"].items():
+        print(f"b. {task}, T = {args.T}: validation NMSE, mean +- std over {args.seeds} paired "
+              f"seeds; no-match baseline {entry['no_match_baseline']:.3f}")
+        for name, allocation in entry["allocations"].items():
+            print(f"   {name:<14} {str(allocation['layers']):<18} budget "
+                  f"{allocation['budget']:<3} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
+        for name, pair in entry["paired"].items():
+            print(f"   {helpers.describe_difference(name, pair)}")
 
 
 # %% [markdown]
@@ -483,12 +557,18 @@ def encode_text(text):
     return torch.tensor([index.get(c, unknown) for c in text], dtype=torch.long), alphabet
 
 
+TEXT_LR = 1e-2  # part c; in a pilot at 1,000 steps 3e-3 stayed above the 4-gram, 1e-2 beat it
+TEXT_WEIGHT_DECAY = 0.01  # part c: AdamW's weight decay for the character models
+TEXT_SPLIT = 0.9          # part c: the first 90 % of the characters train, the rest validate
+EVALUATION_WINDOWS = 256  # part c: evenly spaced held-out windows scored by models and n-gram
+
+
 def train_language_model(run):
     """Train one character model; returns validation bits per character and the weights."""
     started = time.perf_counter()
     device = torch.device(run["device"])
     data = run["data"].to(device)
-    split = int(0.9 * len(data))
+    split = int(TEXT_SPLIT * len(data))
     train, valid = data[:split], data[split:]
     generator = torch.Generator().manual_seed(run["seed"])
     all_starts = torch.randint(len(train) - run["T"] - 1, (run["steps"], run["batch_size"]),
@@ -496,17 +576,9 @@ def train_language_model(run):
     helpers.seed_everything(run["seed"])
     model = AllocatedTransformer(run["layers"], run["width"], run["T"],
                                  vocab=run["vocab"]).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=run["lr"], weight_decay=0.01)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: helpers.warmup_cosine(s, run["steps"]))
-    losses = helpers.LossLog(run["steps"], device, run["name"], run["lr"])
-    for step in range(run["steps"]):
-        loss = language_model_loss(model, train, all_starts[step], run["T"])
-        losses.record(step, loss)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        schedule.step()
+    helpers.fit(model, lambda step: language_model_loss(model, train, all_starts[step], run["T"]),
+                steps=run["steps"], lr=run["lr"], weight_decay=TEXT_WEIGHT_DECAY,
+                name=run["name"])
     return {**run, "data": None, "valid_bpc": evaluate_bpc(model, valid, run["T"]),
             "state": {k: v.cpu() for k, v in model.state_dict().items()},
             "seconds": time.perf_counter() - started}
@@ -521,7 +593,7 @@ def language_model_loss(model, text, starts, seq_len):
 
 
 @torch.no_grad()
-def evaluate_bpc(model, text, seq_len, n_windows=256):
+def evaluate_bpc(model, text, seq_len, n_windows=EVALUATION_WINDOWS):
     """Bits per character on n_windows evenly spaced windows of the held-out text."""
     model.eval()
     starts = torch.linspace(0, len(text) - seq_len - 2, n_windows).long()
@@ -574,21 +646,67 @@ def ngram_bits(ids, positions, counts, totals, order, kappa, vocab):
     return total / len(positions)
 
 
-def ngram_baseline(data, seq_len, vocab, order=4, n_windows=256):
+NGRAM_ORDER = 4                        # the baseline's n
+KAPPAS = (0.1, 0.3, 1.0, 3.0, 10.0)   # the interpolation weights it chooses from
+TUNING_POSITIONS = 5000               # characters of the tuning tenth it is scored on
+
+
+def ngram_baseline(data, seq_len, vocab, order=NGRAM_ORDER, n_windows=EVALUATION_WINDOWS):
     """bpc of the interpolated n-gram on the characters evaluate_bpc scores; kappa tuned on the
     last tenth of the training text."""
-    split = int(0.9 * len(data))
+    split = int(TEXT_SPLIT * len(data))
     train, valid = data[:split], data[split:]
-    tune_split = int(0.9 * len(train))
+    tune_split = int(TEXT_SPLIT * len(train))
     counts, totals = ngram_counts(train[:tune_split], order)
-    tune_positions = range(tune_split, len(train), max(1, (len(train) - tune_split) // 5000))
-    kappa = min((0.1, 0.3, 1.0, 3.0, 10.0), key=lambda k: ngram_bits(
+    tune_positions = range(tune_split, len(train),
+                           max(1, (len(train) - tune_split) // TUNING_POSITIONS))
+    kappa = min(KAPPAS, key=lambda k: ngram_bits(
         train, tune_positions, counts, totals, order, k, vocab))
     counts, totals = ngram_counts(train, order)
     starts = torch.linspace(0, len(valid) - seq_len - 2, n_windows).long().tolist()
     positions = [start + offset for start in starts for offset in range(1, seq_len + 1)]
     return {"order": order, "kappa": kappa,
             "bpc": ngram_bits(valid, positions, counts, totals, order, kappa, vocab)}
+
+
+TEXT_ALLOCATIONS = ("uniform", "front-loaded", "back-loaded")  # part b's equal budgets
+
+
+def run_text(args, result):
+    """Part c: character models of each allocation, paired by seed, and the n-gram baseline.
+    The trained models go on to part d (the "_" key is not written)."""
+    text = args.text.read_text(errors="replace") if args.text else stdlib_docstrings()
+    data, alphabet = encode_text(text[: args.text_chars])
+    compared = allocations(args.key_dim, POOR_HEAD_DIM)
+    runs = [dict(T=args.text_T, width=args.text_width, lr=TEXT_LR, steps=args.lm_steps,
+                 batch_size=args.text_batch, layers=compared[name], vocab=len(alphabet),
+                 data=data, seed=args.seed + s, device=args.device, name=f"c: text {name}",
+                 allocation=name)
+            for name in TEXT_ALLOCATIONS for s in range(args.text_seeds)]
+    results = helpers.run_sweep(
+        runs, args.workers, train_language_model,
+        lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}",
+        lambda r: r["T"] * r["steps"])
+    bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name)
+           for name in TEXT_ALLOCATIONS}
+    return {"text": {"source": str(args.text) if args.text else "stdlib docstrings",
+                     "characters": len(data), "T": args.text_T,
+                     "ngram": ngram_baseline(data, args.text_T, len(alphabet)),
+                     "allocations": {name: summary(compared[name], bpc[name])
+                                     for name in TEXT_ALLOCATIONS},
+                     "paired": paired(bpc)},
+            "_text_models": results, "_text_valid": data[int(TEXT_SPLIT * len(data)):]}
+
+
+def report_text(result, args):
+    text = result["text"]
+    print(f"c. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
+          f"bpc over {args.text_seeds} paired seeds; {text['ngram']['order']}-gram baseline "
+          f"{text['ngram']['bpc']:.3f} (kappa {text['ngram']['kappa']:g})")
+    for name, allocation in text["allocations"].items():
+        print(f"   {name:<14} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
+    for name, pair in text["paired"].items():
+        print(f"   {helpers.describe_difference(name, pair)}")
 
 
 # %% [markdown]
@@ -630,10 +748,163 @@ def rank_costs(run, valid, ranks):
     return table
 
 
+def run_rank_by_layer(args, result):
+    """Part d: the normalised truncation costs of every head of part c's uniform models."""
+    costs = {}
+    for run in (r for r in result["_text_models"] if r["allocation"] == "uniform"):
+        for layer, by_rank in rank_costs(run, result["_text_valid"],
+                                         range(1, args.key_dim)).items():
+            for rank, values in by_rank.items():
+                costs.setdefault(layer, {}).setdefault(rank, []).extend(values)
+    return {"rank_by_layer": {layer: {rank: {"per_head": values,
+                                             "mean": sum(values) / len(values)}
+                                      for rank, values in by_rank.items()}
+                              for layer, by_rank in costs.items()}}
+
+
+def plot_rank_by_layer(result, args):
+    """Part d: normalised truncation cost against kept rank, per layer."""
+    figure, axis = plt.subplots(figsize=(5.5, 3.6))
+    for layer, by_rank in result["rank_by_layer"].items():
+        axis.plot([int(r) for r in by_rank], [e["mean"] for e in by_rank.values()], "o-",
+                  label=f"layer {layer}")
+    axis.axhline(0, color="gray", lw=0.5)
+    axis.set_xlabel("kept rank r of one head's W_Q^T W_K")
+    axis.set_ylabel("cost(r) / cost(score removed)")
+    axis.set_title("Truncating one head at a time (uniform text models)")
+    axis.legend(fontsize=7)
+    return figure
+
+
+def report_rank_by_layer(result, args):
+    print("d. rank by layer: cost(r) / cost(removed), mean over heads and seeds")
+    for layer, by_rank in result["rank_by_layer"].items():
+        print(f"   layer {layer}: " + ", ".join(f"r={r}: {e['mean']:.2f}"
+                                                for r, e in by_rank.items()))
+
+
 # %% [markdown]
-# ## Running it
+# ## e. The strategy as a function **[inferred]**
+#
+# Paper B's qualitative rule: early layers extract and need enough heads; later layers see a
+# saturated softmax, so they can use smaller head dimensions. The paper gives no formula. Ours,
+# with the run that supports each rule (file and JSON key) or marked as an assumption:
+#
+# 1. **The first layer gets exactly $D$ heads** — one per token it must extract. Supported by
+#    02 (`results/02_multihead_model.json` → `knee`: the error falls 40–72× at $h = D$) and by
+#    part a here (`fixed_budget` → `trained`, `oracle`: the minimum at $H = M$).
+# 2. **It gets half of the budget** (all of it in a one-layer model), so
+#    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
+# 3. **Later layers use half the first layer's head dimension** and share the rest of the budget
+#    equally, as many heads as their share allows. Supported only where part b's
+#    `comparison` → `match-aggregate` → `paired` → `front-reduced - uniform` says that a
+#    smaller
+#    late budget costs nothing, on a task whose matching happens in layer 1; the control task
+#    (`prefix-match`) shows the opposite, so this rule is an *assumption* about which kind of
+#    task a model faces. The sequence length is accepted but changes nothing: no run here ties
+#    a threshold on $T$ to the allocation (file 05 finds saturation only for bounded logits).
+#
+# The budget is a promise: the layers never hold more than `budget` in total (a property test
+# checks a grid of inputs). The smallest budget the rules can meet is $D + (n - 1)$: $D$ heads
+# of dimension 1 first, then one head of dimension 1 per later layer.
 
 # %%
+def attention_budget(layers):
+    """Sum over layers of heads * head_dim (the attention parameters are 4 E times this)."""
+    return sum(h * d for h, d in layers)
+
+
+def allocate(budget, n_layers, D, seq_len):
+    """[(heads, head_dim)] per layer following the rules above, never over `budget`."""
+    values = {"budget": budget, "n_layers": n_layers, "D": D, "seq_len": seq_len}
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"allocate: {name} must be a whole number >= 1, got {value!r}")
+    minimum = D + n_layers - 1
+    if budget < minimum:
+        raise ValueError(f"allocate: budget {budget} is too small; the minimum for D = {D} and "
+                         f"{n_layers} layers is {minimum} (D heads of dimension 1 in the first "
+                         f"layer, one head of dimension 1 in each later one)")
+    later = n_layers - 1
+    first_share = budget if later == 0 else budget // 2                    # rule 2
+    first_dim = max(1, min(first_share, budget - later) // D)               # leaves 1 per later
+    layers = [(D, first_dim)]                                               # rule 1
+    rest = budget - D * first_dim
+    late_dim = max(1, first_dim // 2)                                       # rule 3
+    for index in range(later):
+        share = rest // (later - index)                                     # >= 1 by the check
+        head_dim = min(late_dim, share)
+        layers.append((share // head_dim, head_dim))
+        rest -= layers[-1][0] * head_dim
+    assert attention_budget(layers) <= budget
+    return layers
+
+
+# %% [markdown]
+# What this run says about each rule: the verdict of each paired 95 % interval that bears on
+# it, read from the JSON of the parts that ran (README §06 keeps the practitioner's table).
+
+# %%
+ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
+RULES = {"front-loaded - back-loaded": "the rich head dimension goes where the match is",
+         "front-reduced - uniform": "later layers can be thinner",
+         "front-loaded - uniform": "front-loading beats uniform (paper B)"}
+
+
+def closing_table(result):
+    """[{"rule", "evidence", "strength"}]: the paired differences behind the rules, from the
+    parts of this run (b, c), each with the verdict of its interval."""
+    found = [(task, result["comparison"][task]["paired"]) for task in result.get("comparison", {})]
+    found += [("text", result["text"]["paired"])] if "text" in result else []
+    return [{"rule": RULES[key], "strength": pair["verdict"],
+             "evidence": helpers.describe_difference(f"{where}: {key}", pair)}
+            for where, pairs in found for key, pair in pairs.items() if key in RULES]
+
+
+def run_strategy(args, result):
+    """Part e: allocate() on a few budgets, and the rules' evidence from this run's parts."""
+    return {"allocate_tables": {f"budget={b} layers={n} D={D} T={T}": allocate(b, n, D, T)
+                                for b, n, D, T in ALLOCATE_EXAMPLES},
+            "rules": closing_table(result)}
+
+
+def report_strategy(result, args):
+    print("e. allocate(budget, n_layers, D, T) -> [(heads, head_dim) per layer]:")
+    for name, layers in result["allocate_tables"].items():
+        print(f"   {name}: {[tuple(layer) for layer in layers]}")
+    print("   the rules' evidence in this run (95% t over paired seeds):")
+    for row in result["rules"]:
+        print(f"   - {row['rule']}: {row['evidence']}")
+
+
+# %% [markdown]
+# ## Running it
+#
+# Three presets (`--quick` for the tests, the default for a laptop, `--full` for a longer run);
+# every flag set on the command line wins over its preset. `--parts b,c` reruns only those
+# parts (part d needs c's models, so it runs c too); a partial run's files are named after its
+# parts (`results/06_allocation_parts_b.json`), and every run writes under `runs/` unless
+# `--out .` asks to refresh the committed results.
+
+# %%
+SIZES = {  # every size of this file's presets: --fixed-heads etc. on the command line
+    "fixed_heads": "a: head counts H; each divides --queries * --key-dim and is a divisor or a "
+                   "multiple of --queries",
+    "queries": "a: queries M carried by the last token",
+    "key_dim": "a, b: key dimension p (even, at least 4); part b's rich head dimension",
+    "memory": "a: memory tokens L (at least --queries)",
+    "fixed_seeds": "a: seeds per H",
+    "fixed_steps": "a: training steps per run",
+    "width": "a: model width E",
+    "T": "b: sequence length",
+    "compare_width": "b: model width E",
+    "lm_steps": "c: training steps per character model",
+    "text_T": "c: context length of the character models",
+    "text_seeds": "c: paired seeds per allocation (at least 2)",
+    "text_batch": "c: windows per training step",
+    "text_width": "c: model width E",
+    "text_chars": "c: characters of text used at most",
+}  # and from helpers.add_training_flags: seeds, steps (b), n_train, n_valid (a and b)
 PRESETS = {
     "quick": dict(fixed_heads=[1, 2, 8], queries=2, key_dim=4, memory=8, fixed_seeds=1,
                   fixed_steps=100, width=16, T=8, seeds=2, steps=100, compare_width=16,
@@ -648,43 +919,16 @@ PRESETS = {
                  compare_width=48, n_train=100000, n_valid=4000, lm_steps=5000, text_T=128,
                  text_seeds=5, text_batch=32, text_width=48, text_chars=2000000),
 }
-TEXT_LR = 1e-2  # part c; in a pilot at 1,000 steps 3e-3 stayed above the 4-gram, 1e-2 beat it
 
 
 def build_parser():
     """Every flag of this file, with its help (python 06_allocation.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--fixed-heads", type=helpers.int_list,
-                        help="part a: head counts H; each divides --queries * --key-dim and is "
-                             "a divisor or a multiple of --queries")
-    parser.add_argument("--queries", type=helpers.positive_int,
-                        help="part a: queries M carried by the last token")
-    parser.add_argument("--key-dim", type=helpers.positive_int,
-                        help="key dimension p (parts a, b; even, at least 4): the rich head "
-                             "dimension of part b")
-    parser.add_argument("--memory", type=helpers.positive_int,
-                        help="part a: memory tokens L (at least --queries)")
-    parser.add_argument("--fixed-seeds", type=helpers.positive_int, help="part a: seeds per H")
-    parser.add_argument("--fixed-steps", type=helpers.positive_int,
-                        help="part a: training steps per run")
-    parser.add_argument("--width", type=helpers.positive_int, help="part a: model width E")
-    parser.add_argument("--T", type=helpers.positive_int, help="part b: sequence length")
-    parser.add_argument("--compare-width", type=helpers.positive_int,
-                        help="part b: model width E")
-    parser.add_argument("--lm-steps", type=helpers.positive_int, help="part c: steps per run")
-    parser.add_argument("--text-T", type=helpers.positive_int,
-                        help="part c: context length of the character models")
-    parser.add_argument("--text-seeds", type=helpers.positive_int,
-                        help="part c: seeds per allocation (at least 2)")
-    parser.add_argument("--text-batch", type=helpers.positive_int,
-                        help="part c: windows per training step")
-    parser.add_argument("--text-width", type=helpers.positive_int,
-                        help="part c: model width E")
+    helpers.add_preset_flags(parser, PRESETS, SIZES)
     parser.add_argument("--text", type=Path, help="a text file for part c (default: Python's "
                                                    "standard-library docstrings)")
-    parser.add_argument("--text-chars", type=helpers.positive_int,
-                        help="characters of text used at most")
     helpers.add_training_flags(parser)
+    helpers.add_parts_flag(parser, PARTS)
     return parser
 
 
@@ -692,16 +936,16 @@ def config(argv=None):
     """Parse the flags, fill the unset ones from the chosen preset, and check before any
     work that the run they describe can finish with finite numbers (else one line, exit 2)."""
     parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv)
+    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
     if args.key_dim < 4 or args.key_dim % 2:
         helpers.refuse(parser, "--key-dim", f"an even number of at least 4 (the uniform "
                        f"allocation uses (key_dim + 2) / 2), got {args.key_dim}", smallest=4)
     budget = args.queries * args.key_dim
     fitting = [h for h in range(1, budget + 1)
                if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
-    fits = [h for h in args.fixed_heads if h not in fitting]
-    if fits:
-        helpers.refuse(parser, "--fixed-heads", f"{fits} do not fit the budget {budget} = "
+    misfits = [h for h in args.fixed_heads if h not in fitting]
+    if misfits:
+        helpers.refuse(parser, "--fixed-heads", f"{misfits} do not fit the budget {budget} = "
                        f"--queries * --key-dim (each H divides it and is a divisor or a multiple "
                        f"of --queries {args.queries})", smallest=",".join(map(str, fitting[:3])))
     if len(set(args.fixed_heads)) < 3:
@@ -727,334 +971,21 @@ def config(argv=None):
     return args
 
 
-ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
-
-
-def summary(layers, values):
-    """One allocation's layers, attention budget and seeds/min/mean/std (JSON-ready)."""
-    return {"layers": [list(layer) for layer in layers], "budget": attention_budget(layers),
-            **helpers.seed_stats(values)}
+PARTS = {
+    "a": helpers.Part(run_fixed_budget, report_fixed_budget,
+                      {"06_fixed_budget": plot_fixed_budget}),
+    "b": helpers.Part(run_allocations, report_allocations, {"06_allocations": plot_allocations}),
+    "c": helpers.Part(run_text, report_text, {}),  # its panel: 06_allocations (part b)
+    "d": helpers.Part(run_rank_by_layer, report_rank_by_layer,
+                      {"06_rank_by_layer": plot_rank_by_layer}, needs=("c",)),
+    "e": helpers.Part(run_strategy, report_strategy, {}),  # reads whichever of b, c ran
+}
 
 
 def main(args):
-    """Compute parts a–e and return every number (JSON-ready)."""
-    helpers.seed_everything(args.seed)
-    budget = args.queries * args.key_dim
-    compared = allocations(args.key_dim, 2)
-    base = dict(dim=args.key_dim, lr=3e-3, batch_size=64, n_train=args.n_train,
-                n_valid=args.n_valid, device=args.device)
-    runs = [dict(base, task="recall", T=args.memory + 1, n_queries=args.queries, H=H,
-                 layers=[(H, budget // H)], width=args.width, steps=args.fixed_steps,
-                 seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
-            for H in args.fixed_heads for s in range(args.fixed_seeds)]
-    runs += [dict(base, task=task, T=args.T, layers=layers, allocation=name,
-                  width=args.compare_width, steps=args.steps, seed=args.seed + s,
-                  data_seed=args.seed + s, name=f"b: {task} {name}")
-             for task in TASKS for name, layers in compared.items() for s in range(args.seeds)]
-    results = helpers.run_sweep(
-        runs, args.workers, train_config,
-        lambda r: f"{r['name']:<30} seed={r['seed']}  NMSE {r['valid_nmse']:.3f}")
-
-    _, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
-                              args.seed + 10_000)
-    trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", task="recall",
-                                                          H=H))
-               for H in args.fixed_heads}
-    fit = fit_tradeoff(args.fixed_heads, [e["mean"] for e in trained.values()], budget)
-    smallest_dim = budget / max(args.fixed_heads)
-    fit["H_star_reported"] = fit["b"] > 0.1 and fit["B"] * smallest_dim ** -fit["b"] > 0.05
-    fixed = {"H": args.fixed_heads, "budget": budget, "M": args.queries, "p": args.key_dim,
-             "trained": trained, "fit": fit,
-             "oracle": {str(H): recall_oracle(parts, y, H) for H in args.fixed_heads}}
-    comparison = {}
-    for task in TASKS:
-        seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
-                 for name in compared}
-        comparison[task] = {"allocations": {name: summary(layers, seeds[name])
-                                            for name, layers in compared.items()},
-                            "paired": paired(seeds),
-                            "no_match_baseline": no_match_baseline(task, args.n_valid, args.T,
-                                                                   args.key_dim,
-                                                                   args.seed + 10_000)}
-
-    text = args.text.read_text(errors="replace") if args.text else stdlib_docstrings()
-    data, alphabet = encode_text(text[: args.text_chars])
-    text_compared = {name: compared[name] for name in ("uniform", "front-loaded", "back-loaded")}
-    lm_runs = [dict(T=args.text_T, width=args.text_width, lr=TEXT_LR, steps=args.lm_steps,
-                    batch_size=args.text_batch, layers=layers, vocab=len(alphabet), data=data,
-                    seed=args.seed + s, device=args.device, name=f"c: text {name}",
-                    allocation=name)
-               for name, layers in text_compared.items() for s in range(args.text_seeds)]
-    lm_results = helpers.run_sweep(
-        lm_runs, args.workers, train_language_model,
-        lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}")
-    bpc = {name: helpers.by_seed(lm_results, "valid_bpc", allocation=name)
-           for name in text_compared}
-    valid = data[int(0.9 * len(data)):]
-    costs = {}
-    for run in (r for r in lm_results if r["allocation"] == "uniform"):
-        for layer, by_rank in rank_costs(run, valid, range(1, args.key_dim)).items():
-            for rank, values in by_rank.items():
-                costs.setdefault(layer, {}).setdefault(rank, []).extend(values)
-    return {
-        "fixed_budget": fixed,
-        "comparison": comparison,
-        "text": {"source": str(args.text) if args.text else "stdlib docstrings",
-                 "characters": len(data), "T": args.text_T,
-                 "ngram": ngram_baseline(data, args.text_T, len(alphabet)),
-                 "allocations": {name: summary(layers, bpc[name])
-                                 for name, layers in text_compared.items()},
-                 "paired": paired(bpc)},
-        "rank_by_layer": {layer: {rank: {"per_head": values, "mean": sum(values) / len(values)}
-                                  for rank, values in by_rank.items()}
-                          for layer, by_rank in costs.items()},
-        "allocate_tables": {f"budget={b} layers={n} D={D} T={T}": allocate(b, n, D, T)
-                            for b, n, D, T in ALLOCATE_EXAMPLES},
-    }
-
-
-# %% [markdown]
-# ## What a practitioner can take away
-#
-# `closing_table` turns this run's numbers (and the JSON of files 02 and 05) into rules, each
-# with its evidence and a strength that follows the intervals, not a threshold tuned to one
-# task's sizes — including where our results disagree with paper B.
-
-# %%
-def verdict(name, entry):
-    """What a paired difference 'a - b' (lower = better) says, from its 95% t-interval."""
-    first, second = name.split(" - ")
-    low, high = entry["ci95"]
-    return f"{first} better" if high < 0 else f"{second} better" if low > 0 else \
-        "no clear difference"
-
-
-def describe(name, entry):
-    """'a - b: +0.012 [-0.003, +0.027]'."""
-    low, high = entry["ci95"]
-    return f"{name}: {entry['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
-
-
-def closing_table(result, earlier):
-    """Rules, their evidence and strength, from this run and the JSON of files 02 and 05."""
-    fixed = result["fixed_budget"]
-    trained = {int(h): e["mean"] for h, e in fixed["trained"].items()}
-    oracle = {int(h): e for h, e in fixed["oracle"].items()}
-    best_trained, best_oracle = min(trained, key=trained.get), min(oracle, key=oracle.get)
-    spread = max(e["std"] for e in fixed["trained"].values())
-    rows = []
-    knee = ""
-    if earlier.get("02"):
-        ratios = earlier["02"]["knee"]["ratio"].values()
-        knee = f"02: min NMSE falls {min(ratios):.0f}-{max(ratios):.0f}x at h = D; "
-    rows.append({"rule": "Give the extraction layer one head per token it must retrieve (H >= D)",
-                 "evidence": knee + f"06a: trained mean NMSE lowest at H = {best_trained}, "
-                             f"oracle at H = {best_oracle}, with M = {fixed['M']} queries",
-                 "strength": "supported" if best_trained == best_oracle == fixed["M"]
-                 else "not supported by this run (minimum away from H = M)"})
-    sides = [trained[min(trained)] > trained[best_trained] + 2 * spread,
-             trained[max(trained)] > trained[best_trained] + 2 * spread]
-    rows.append({"rule": "At a fixed budget H*d the best H is interior: too few heads mix values, "
-                         "too small a head dimension loses the match (paper B, Eq. 3)",
-                 "evidence": "06a trained (oracle): " + ", ".join(
-                     f"H={h}: {trained[h]:.3f} ({oracle[h]:.3f})" for h in trained)
-                     + (f"; fitted H* = {fixed['fit']['H_star']:.1f}"
-                        if fixed["fit"]["H_star_reported"] else
-                        "; fit: no clear head-dimension term, H* not reported"),
-                 "strength": {(True, True): "supported (both sides, beyond twice the seed std)",
-                              (True, False): "half: too few heads hurt, small head dimensions "
-                                             "did not",
-                              (False, True): "half: small head dimensions hurt, few heads did "
-                                             "not",
-                              (False, False): "not supported by this run"}[tuple(sides)]})
-    match = result["comparison"]["match-aggregate"]["paired"]
-    prefix = result["comparison"]["prefix-match"]["paired"]
-    key = "front-loaded - back-loaded"
-    says = (verdict(key, match[key]), verdict(key, prefix[key]))
-    rows.append({"rule": "Give the large head dimension to the layer that does the content match",
-                 "evidence": f"06b match-aggregate (match in layer 1): {describe(key, match[key])}"
-                             f"; prefix-match (match in layer 2): {describe(key, prefix[key])} "
-                             f"(NMSE, 95% t over paired seeds)",
-                 "strength": "supported on both tasks" if says == ("front-loaded better",
-                                                                   "back-loaded better")
-                 else f"mixed: {says[0]} / {says[1]}"})
-    key = "front-reduced - uniform"
-    says = (verdict(key, match[key]), verdict(key, prefix[key]))
-    rows.append({"rule": "Later layers can be thinner (a smaller late budget)",
-                 "evidence": f"06b match-aggregate: {describe(key, match[key])}; prefix-match: "
-                             f"{describe(key, prefix[key])}",
-                 "strength": f"match-aggregate: {says[0]}; prefix-match: {says[1]} — it depends "
-                             f"on which layer the task needs"})
-    text = result["text"]
-    means = {name: entry["mean"] for name, entry in text["allocations"].items()}
-    beat = [name for name, mean in means.items() if mean < text["ngram"]["bpc"]]
-    missed = [name for name in means if name not in beat]
-    gram = f"the {text['ngram']['order']}-gram"
-    rows.append({"rule": "On text, front-load (paper B's allocation)",
-                 "evidence": f"06c T = {text['T']}: bpc " + ", ".join(
-                     f"{n} {m:.3f}" for n, m in means.items())
-                     + f"; {text['ngram']['order']}-gram {text['ngram']['bpc']:.3f}; "
-                     + "; ".join(describe(k, v) for k, v in text["paired"].items()),
-                 "strength": (f"every model beats {gram}; " if not missed else
-                              f"{', '.join(beat)} beat {gram}, {', '.join(missed)} not; " if beat
-                              else f"no model beats {gram}, so this says little; ")
-                 + "; ".join(f"{k}: {verdict(k, v)}" for k, v in text["paired"].items())})
-    layers = result["rank_by_layer"]
-    first, last = min(layers), max(layers)
-    rows.append({"rule": "Late-layer heads tolerate a lower rank (SVD compression)",
-                 "evidence": f"06d: rank-1 cost / cost of removing the score, layer {first}: "
-                             f"{layers[first]['1']['mean']:.2f}, layer {last}: "
-                             f"{layers[last]['1']['mean']:.2f} (mean over heads and seeds)",
-                 "strength": "supported (sensitivity of trained models)"
-                 if layers[last]["1"]["mean"] < layers[first]["1"]["mean"]
-                 else "not supported by this run: the late layers lose as much or more"})
-    if earlier.get("05", {}).get("model_side"):
-        side = earlier["05"]["model_side"]
-        B = next(iter(side["gain"]["capped"]))
-        capped, free = side["gain"]["capped"][B], side["gain"]["free"]
-        both, shrinks = side["capped_minus_free_change"], side["gain_change"]["capped"][B]
-        rows.append({"rule": "Head dimension buys less on long sequences (saturation)",
-                     "evidence": f"05b (a target that stays hard): gain "
-                                 f"E({side['smallest_head_dim']})"
-                                 f" - E({side['rank']}) with logits capped at B = {B}: "
-                                 + " -> ".join(f"{g:.2f}" for g in capped.values())
-                                 + "; free logits: "
-                                 + " -> ".join(f"{g:.2f}" for g in free.values())
-                                 + f" as L grows; capped minus free change {both['mean']:+.2f} "
-                                   f"[{both['low']:+.2f}, {both['high']:+.2f}] (95% t)",
-                     "strength": "supported when logits are bounded (one synthetic target); "
-                                 "free logits keep the gain"
-                     if shrinks["verdict"] == "shrinks" and both["high"] < 0
-                     else "not supported by this run"})
-    return rows
-
-
-# %% [markdown]
-# ## Figures and the printed summary
-
-# %%
-def plot_fixed_budget(result):
-    """Part a: trained NMSE (mean, each seed a dot) and the oracle against H; the fit."""
-    fixed = result["fixed_budget"]
-    heads = fixed["H"]
-    figure, axis = plt.subplots(figsize=(5.8, 3.8))
-    means = [fixed["trained"][str(h)]["mean"] for h in heads]
-    axis.semilogx(heads, means, "o-", label="trained (mean over seeds)")
-    for h in heads:
-        seeds = fixed["trained"][str(h)]["seeds"]
-        axis.semilogx([h] * len(seeds), seeds, "k.", ms=4)
-    axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
-    fit = fixed["fit"]
-    grid = torch.logspace(0, math.log10(max(heads)), 100)
-    curve = fit["E0"] + fit["A"] * grid ** -fit["a"] + fit["B"] * (fixed["budget"] / grid) \
-        ** -fit["b"]
-    axis.semilogx(grid, curve, "k--", lw=1, label=f"fit: a = {fit['a']:.2f}, b = {fit['b']:.2f}")
-    if fit["H_star_reported"]:
-        axis.axvline(fit["H_star"], color="tab:red", ls=":", label=f"H* = {fit['H_star']:.1f}")
-    axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
-    helpers.label_log_axis(axis, heads)
-    axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
-    axis.set_ylabel("validation NMSE"), axis.legend(fontsize=7)
-    axis.set_title("Multi-query recall at a fixed attention budget")
-    return figure
-
-
-def plot_allocations(result):
-    """Part b and c: each allocation's mean (bars), every seed (dots), per task and on text."""
-    panels = [(task, entry["allocations"], "validation NMSE")
-              for task, entry in result["comparison"].items()]
-    baselines = {task: entry["no_match_baseline"] for task, entry in result["comparison"].items()}
-    panels.append((f"text, T = {result['text']['T']}", result["text"]["allocations"],
-                   "validation bits per character"))
-    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8))
-    for axis, (title, by_name, label) in zip(axes, panels):
-        names = list(by_name)
-        axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
-        for i, name in enumerate(names):
-            axis.plot([i] * len(by_name[name]["seeds"]), by_name[name]["seeds"], "k.", ms=4)
-        if title in baselines:
-            axis.axhline(baselines[title], color="tab:red", ls="--", label="no-match baseline")
-            axis.set_ylim(0, 1.2 * max(baselines[title], *(max(e["seeds"])
-                                                            for e in by_name.values())))
-            axis.legend(fontsize=7, loc="upper left")
-        if title.startswith("text"):
-            axis.axhline(result["text"]["ngram"]["bpc"], color="tab:red", ls="--",
-                         label=f"{result['text']['ngram']['order']}-gram")
-            axis.legend(fontsize=7)
-            low = min(min(e["seeds"]) for e in by_name.values())
-            axis.set_ylim(0.9 * min(low, result["text"]["ngram"]["bpc"]), None)
-        axis.set_title(title), axis.set_ylabel(label)
-        axis.tick_params(axis="x", labelsize=7)
-    figure.tight_layout()
-    return figure
-
-
-def plot_rank_by_layer(result):
-    """Part d: normalised truncation cost against kept rank, per layer."""
-    figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    for layer, by_rank in result["rank_by_layer"].items():
-        axis.plot([int(r) for r in by_rank], [e["mean"] for e in by_rank.values()], "o-",
-                  label=f"layer {layer}")
-    axis.axhline(0, color="gray", lw=0.5)
-    axis.set_xlabel("kept rank r of one head's W_Q^T W_K")
-    axis.set_ylabel("cost(r) / cost(score removed)")
-    axis.set_title("Truncating one head at a time (uniform text models)")
-    axis.legend(fontsize=7)
-    return figure
-
-
-def report(result, rows, args):
-    """The printed comparisons and the closing table."""
-    print(f"device: {args.device}   preset: {args.preset}")
-    fixed = result["fixed_budget"]
-    print(f"a. multi-query recall, M = {fixed['M']}, p = {fixed['p']}, budget H*d = "
-          f"{fixed['budget']}: validation NMSE mean over {args.fixed_seeds} seed(s) [oracle]")
-    print("   " + "  ".join(f"H={h}: {fixed['trained'][str(h)]['mean']:.3f} "
-                           f"[{fixed['oracle'][str(h)]:.3f}]" for h in fixed["H"]))
-    fit = fixed["fit"]
-    print(f"   fit E0 + A H^-a + B d^-b: E0 = {fit['E0']:.3f}, a = {fit['a']:.2f}, "
-          f"b = {fit['b']:.2f}; " + (f"H* = {fit['H_star']:.1f}" if fit["H_star_reported"]
-                                      else "no clear head-dimension term: H* not reported"))
-    for task, entry in result["comparison"].items():
-        print(f"b. {task}, T = {args.T}: validation NMSE, mean +- std over {args.seeds} paired "
-              f"seeds; no-match baseline {entry['no_match_baseline']:.3f}")
-        for name, allocation in entry["allocations"].items():
-            print(f"   {name:<14} {str(allocation['layers']):<18} budget "
-                  f"{allocation['budget']:<3} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
-        for name, pair in entry["paired"].items():
-            print(f"   {describe(name, pair)}  -> {verdict(name, pair)}")
-    text = result["text"]
-    print(f"c. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
-          f"bpc over {args.text_seeds} paired seeds; {text['ngram']['order']}-gram baseline "
-          f"{text['ngram']['bpc']:.3f} (kappa {text['ngram']['kappa']:g})")
-    for name, allocation in text["allocations"].items():
-        print(f"   {name:<14} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
-    for name, pair in text["paired"].items():
-        print(f"   {describe(name, pair)}  -> {verdict(name, pair)}")
-    print("d. rank by layer: cost(r) / cost(removed), mean over heads and seeds")
-    for layer, by_rank in result["rank_by_layer"].items():
-        print(f"   layer {layer}: " + ", ".join(f"r={r}: {e['mean']:.2f}"
-                                                for r, e in by_rank.items()))
-    print("e. allocate():")
-    for budget, layers, D, T in ALLOCATE_EXAMPLES:
-        allocate(budget, layers, D, T, width=args.width, verbose=True)
-    print("What a practitioner can take away (from this run and the JSON of files 02 and 05):")
-    for row in rows:
-        print(f"   - {row['rule']}\n     evidence: {row['evidence']}\n     strength: "
-              f"{row['strength']}")
+    """Every part named by --parts (default: a-e), in order; their numbers (JSON-ready)."""
+    return helpers.run_parts(PARTS, args)
 
 
 if __name__ == "__main__":
-    args = config()
-    started = time.perf_counter()
-    result, _ = helpers.run_main(main, args)
-    earlier = {stem[:2]: json.loads(path.read_text()) for stem in ("02_multihead_model",
-                                                                   "05_saturation")
-               if (path := Path(args.out) / "results" / f"{stem}.json").exists()}
-    result["rules"] = closing_table(result, earlier)
-    report(result, result["rules"], args)
-    helpers.save_figure(plot_fixed_budget(result), "06_fixed_budget", args)
-    helpers.save_figure(plot_allocations(result), "06_allocations", args)
-    helpers.save_figure(plot_rank_by_layer(result), "06_rank_by_layer", args)
-    path = helpers.save_results("06_allocation", result, args, time.perf_counter() - started)
-    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
+    helpers.run_script("06_allocation", main, PARTS, config())

@@ -6,16 +6,23 @@ construction) stays in its numbered file. Contents, in order of use:
     load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
     Parser, positive_int, int_list, ... argparse with one-line errors and the common flags
     add_training_flags                  --seeds, --steps, --n-train, --n-valid, --workers
+    add_preset_flags                    a flag for each documented preset key
     config(parser, presets, argv)       parse flags, fill unset ones from --quick/default/--full
     refuse(parser, flags, reason, ...)  the one-line, exit-2 answer of every pre-flight check
     cli_argv()                          the command-line arguments, or [] inside a notebook
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
-    by_seed, seed_stats, t_interval     a configuration's seeds/min/mean/std; paired 95% t
-    train_regression                    AdamW + warm-up/cosine schedule, held-out NMSE
-    run_sweep                           independent training runs in CPU processes, longest first
-    run_main                            main(args), timed; a non-finite number ends it in one line
+    standardised_split                  (train, valid) with y standardised on the training part
+    by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
+    t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
+    fit                                 THE training loop: AdamW, warm-up/cosine, LossLog, step
+    train_regression                    fit() on MSE mini-batches, held-out NMSE
+    run_sweep                           independent training runs in CPU processes, costliest first
+    Part, add_parts_flag, run_parts     a file's experiments; --parts runs only the named ones
+    run_script                          a script's whole run: parts, printout, figures, JSON
+    run_main                            main(args); a non-finite number ends it in one line
+    output_suffix                       what a run's file names say about its flags
     save_results, save_figure           atomic JSON (finite numbers only) and PNG under --out
     label_log_axis, progress            plain log-axis ticks; one line per finished config
 """
@@ -32,11 +39,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import numpy as np
+import scipy.stats
 import torch
 
 ROOT = Path(__file__).resolve().parent
+RUNS = ROOT / "runs"  # the default --out: git ignores it; `--out .` refreshes the committed files
 
 
 # ----------------------------------------------------------------------------------------------
@@ -128,9 +138,10 @@ def make_parser(description):
                              "(default: auto, or $DEVICE when set)")
     parser.add_argument("--seed", type=seed_int, default=0,
                         help="base random seed, 0 .. 2**32 - 1 (default: 0)")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ROOT)),
-                        help="folder that receives results/ and figures/ "
-                             "(default: the repository, or $OUT when set)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", RUNS)),
+                        help="folder that receives results/ and figures/ (default: runs/, "
+                             "which git ignores, or $OUT when set); `--out .` from the "
+                             "repository's root refreshes the committed results and figures")
     return parser
 
 
@@ -146,11 +157,27 @@ def add_training_flags(parser):
                         help="parallel training processes on the CPU (default: all cores)")
 
 
-def config(parser, presets, argv=None):
+def add_preset_flags(parser, presets, meanings):
+    """A flag for every preset key in `meanings` ({"fixed_heads": "what it means", ...}): the
+    key with dashes (--fixed-heads), its type read from the default preset's value (a list of
+    whole numbers, a whole number or a number, each > 0), `meanings` as its help. Unset, it
+    takes the preset's value (config)."""
+    for key, meaning in meanings.items():
+        value = presets["default"][key]
+        kind = (int_list if all(isinstance(v, int) for v in value) else float_list) \
+            if isinstance(value, list) else positive_int if isinstance(value, int) \
+            else positive_float
+        parser.add_argument("--" + key.replace("_", "-"), type=kind, help=meaning)
+
+
+def config(parser, presets, argv=None, parts=None):
     """Parse flags, then fill every flag left unset (None) from the chosen preset.
 
     presets = {"quick": {...}, "default": {...}, "full": {...}}: one dict of sweep sizes each.
     QUICK=1 in the environment selects the quick preset too (used to run notebooks fast).
+    parts: the file's PARTS when it has a --parts flag (add_parts_flag); args.parts becomes the
+    list of parts to run, in the file's order. args.changed lists the flags whose value differs
+    from the preset's (output_suffix names the files after them).
     """
     args = parser.parse_args(cli_argv() if argv is None else argv)
     if args.quick or os.environ.get("QUICK") == "1":
@@ -170,7 +197,17 @@ def config(parser, presets, argv=None):
         if value is not None and value < 2:  # NMSE divides by a variance, standardising by a std
             refuse(parser, "--" + flag.replace("_", "-"), f"a variance needs at least two "
                    f"samples, got {value}", smallest=2)
+    if parts is not None:
+        args.parts = chosen_parts(parser, parts, args.parts)
+    args.changed = [action.dest for action in parser._actions
+                    if action.dest not in NOT_IN_FILE_NAMES and action.option_strings
+                    and getattr(args, action.dest, None) != presets[args.preset].get(
+                        action.dest, action.default)]
     return args
+
+
+# Flags that change where or how fast a run goes, not its numbers (or that name it otherwise).
+NOT_IN_FILE_NAMES = {"help", "quick", "full", "device", "workers", "out", "parts", "data_dir"}
 
 
 def refuse(parser, flags, reason, smallest=None):
@@ -267,21 +304,15 @@ def attention_weights(scores, scale, cap=None, mask=None):
     return logits.softmax(dim=-1)
 
 
-def t_quantile(df, level=0.975):
-    """The Student-t quantile t_{level, df}, by bisection on the CDF integrated numerically."""
-    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-
-    def cdf(x, pieces=2000):                                                # Simpson on [0, x]
-        density = [math.exp(log_norm - (df + 1) / 2 * math.log1p((x * i / pieces) ** 2 / df))
-                   for i in range(pieces + 1)]
-        weights = [1 if i in (0, pieces) else 4 if i % 2 else 2 for i in range(pieces + 1)]
-        return 0.5 + x / pieces / 3 * sum(w * f for w, f in zip(weights, density))
-
-    low, high = 0.0, 1000.0
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (middle, high) if cdf(middle) < level else (low, middle)
-    return (low + high) / 2
+# ----------------------------------------------------------------------------------------------
+# Statistics over seeds: one vocabulary for every file
+# ----------------------------------------------------------------------------------------------
+def standardised_split(x, y, n_train):
+    """((x, y) train, (x, y) valid): the first n_train samples train; y is standardised with the
+    training part's mean and (n - 1) std. NMSE is unchanged by an affine map of prediction and
+    target, and a read-out no longer has to learn an offset first."""
+    y = (y - y[:n_train].mean()) / y[:n_train].std()
+    return (x[:n_train], y[:n_train]), (x[n_train:], y[n_train:])
 
 
 def by_seed(results, key, **match):
@@ -291,12 +322,17 @@ def by_seed(results, key, **match):
 
 
 def seed_stats(values):
-    """{"seeds", "min", "mean", "std"} of one configuration over seeds (sample std, n - 1;
-    0 for a single seed)."""
+    """{"seeds", "min", "mean", "std"} of one configuration over its seeds. The std is the
+    sample std (divided by n - 1) everywhere in this repository; 0 for a single seed."""
     values = [float(v) for v in values]
     mean = sum(values) / len(values)
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
     return {"seeds": values, "min": min(values), "mean": mean, "std": std}
+
+
+def t_quantile(df, level=0.975):
+    """The Student-t quantile t_{level, df} (scipy.stats)."""
+    return float(scipy.stats.t.ppf(level, df))
 
 
 def t_interval(values):
@@ -307,6 +343,23 @@ def t_interval(values):
     stats = seed_stats(values)
     half = t_quantile(n - 1) * stats["std"] / math.sqrt(n)
     return stats["mean"], stats["mean"] - half, stats["mean"] + half
+
+
+def paired_difference(per_seed, below="below 0", above="above 0"):
+    """{"per_seed", "mean", "ci95": [low, high], "verdict"} of paired per-seed differences.
+
+    The verdict follows the interval, not the mean: `below` when the whole 95% t-interval is
+    below 0, `above` when it is above 0, else "no clear difference"."""
+    mean, low, high = t_interval(per_seed)
+    verdict = below if high < 0 else above if low > 0 else "no clear difference"
+    return {"per_seed": [float(v) for v in per_seed], "mean": mean, "ci95": [low, high],
+            "verdict": verdict}
+
+
+def describe_difference(name, entry):
+    """'name: +0.012 [-0.003, +0.027] (verdict)' for a paired_difference entry."""
+    low, high = entry["ci95"]
+    return f"{name}: {entry['mean']:+.3f} [{low:+.3f}, {high:+.3f}] ({entry['verdict']})"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -324,9 +377,34 @@ def warmup_cosine(step, steps, warmup_fraction=0.05):
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
 
 
+def fit(model, loss_at, *, steps, lr, weight_decay=0.0, name="model", after_step=None):
+    """THE training loop of every file: AdamW with the warm-up/cosine schedule, `steps` steps.
+
+    loss_at(step) -> the scalar loss of that step's mini-batch (each caller draws its own
+    batches); after_step(step), when given, runs after each optimiser step (e.g. to evaluate a
+    checkpoint). Every loss is kept on the model's device and checked by LossLog: a NaN or
+    infinity stops training with NonFiniteLoss naming the run, the step and the loss.
+    Returns the losses, [steps], on the model's device."""
+    device = next(model.parameters()).device
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
+    losses = LossLog(steps, device, name, lr)
+    model.train()
+    for step in range(steps):
+        loss = loss_at(step)
+        losses.record(step, loss)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        if after_step is not None:
+            after_step(step)
+    return losses.losses
+
+
 def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
                      seed=0, name="model", evaluate_every=0, keep_best=False):
-    """Fit model(x) -> y with the MSE loss; return the held-out NMSE and the loss history.
+    """Fit model(x) -> y with the MSE loss (fit()); return the held-out NMSE and its history.
 
     evaluate_every > 0 records the validation NMSE every that many steps ("history"); with
     keep_best the model ends with the weights of its best recorded checkpoint ("selection":
@@ -334,10 +412,9 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
     draws the same batches and takes the same steps either way.
 
     train, valid: tuples (x [n, ...], y [n]) already on the model's device.
-    AdamW with a warm-up/cosine schedule; mini-batches drawn with replacement from a seeded CPU
-    generator, all at once before the first step (the same indices as one draw per step, and no
-    copy from the host per step). Non-finite data or a non-finite loss stop training with
-    NonFiniteLoss naming the run, the step and the loss.
+    Mini-batches are drawn with replacement from a seeded CPU generator, all at once before the
+    first step (the same indices as one draw per step, and no copy from the host per step).
+    Non-finite data stop training before step 0 with NonFiniteLoss naming the run.
     """
     x_train, y_train = train
     for split, (x, y) in (("training", train), ("validation", valid)):
@@ -347,22 +424,20 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
     generator = torch.Generator(device="cpu").manual_seed(seed)
     batches = torch.randint(len(y_train), (steps, batch_size), generator=generator)
     batches = batches.to(y_train.device)                                    # [steps, batch]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
-    history, losses = [], LossLog(steps, y_train.device, name, lr)
-    model.train()
-    for step in range(steps):
+    history, best = [], {}
+
+    def mse_at(step):
         index = batches[step]
-        loss = torch.mean((model(x_train[index]) - y_train[index]) ** 2)
-        losses.record(step, loss)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        schedule.step()
+        return torch.mean((model(x_train[index]) - y_train[index]) ** 2)
+
+    def checkpoint(step):
         if evaluate_every and (step + 1) % evaluate_every == 0:
             history.append({"step": step + 1, "valid_nmse": evaluate_nmse(model, valid)})
             if keep_best and history[-1]["valid_nmse"] <= min(h["valid_nmse"] for h in history):
-                best = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                best.update({k: v.detach().clone() for k, v in model.state_dict().items()})
+
+    fit(model, mse_at, steps=steps, lr=lr, weight_decay=weight_decay, name=name,
+        after_step=checkpoint)
     last_valid_nmse = valid_nmse = evaluate_nmse(model, valid)
     if keep_best and history:
         model.load_state_dict(best)
@@ -408,11 +483,12 @@ def numbered(train, item):
     return index, train(run)
 
 
-def run_sweep(runs, workers, train, label):
+def run_sweep(runs, workers, train, label, cost):
     """Train every run with train(run); on the CPU in `workers` processes with one thread each,
-    the costliest runs first (run["T"] * run["steps"]). Prints label(result) as each finishes
-    and returns the results in the order of `runs`, however the workers happen to finish."""
-    costliest_first = sorted(enumerate(runs), key=lambda item: -item[1]["T"] * item[1]["steps"])
+    the costliest runs first by cost(run) (a guess at its seconds, only for scheduling). Prints
+    label(result) as each finishes and returns the results in the order of `runs`, however
+    the workers happen to finish."""
+    costliest_first = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
     started, results = time.perf_counter(), {}
 
     def finished(index, result):
@@ -420,7 +496,8 @@ def run_sweep(runs, workers, train, label):
         progress(len(results), len(runs), label(result), started)
 
     if workers > 1 and runs[0]["device"] == "cpu":
-        context = multiprocessing.get_context("fork")  # fork: works from notebooks too
+        torch.optim.AdamW([torch.zeros(1, requires_grad=True)])  # its lazy imports, once, here:
+        context = multiprocessing.get_context("fork")  # the forked workers inherit them
         with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
             for index, result in pool.imap_unordered(functools.partial(numbered, train),
                                                      costliest_first):
@@ -434,10 +511,98 @@ def run_sweep(runs, workers, train, label):
     return [results[index] for index in range(len(runs))]
 
 
-def run_main(main, args):
-    """(main(args), seconds). A non-finite loss, or a NaN/infinity among the results, ends the
-    script with one line and exit 1, before anything is printed, plotted or written."""
+# ----------------------------------------------------------------------------------------------
+# A file's parts, and a script's whole run
+# ----------------------------------------------------------------------------------------------
+class Part(NamedTuple):
+    """One experiment of a numbered file, defined where its prose is.
+
+    run(args, result) -> {JSON key: value}: its numbers (result holds the earlier parts' keys,
+    for a part that reads them; a key starting with "_", such as trained models, is passed to
+    the later parts but not written); report(result, args) prints them; figures: {figure name:
+    plot(result, args) -> a matplotlib figure, or None to draw nothing}; needs: the parts
+    whose results it reads (--parts runs them too)."""
+    run: Callable
+    report: Callable
+    figures: dict
+    needs: tuple = ()
+
+
+def add_parts_flag(parser, parts):
+    """--parts a,c: rerun only the named parts of a file (default: all, in the file's order)."""
+    parser.add_argument("--parts", help=f"only these parts, comma-separated: "
+                                        f"{','.join(parts)} (default: all)")
+
+
+def chosen_parts(parser, parts, text):
+    """The parts --parts names, with the parts they need, in the file's order; one line and
+    exit 2 for an unknown or empty name."""
+    if text is None:
+        return list(parts)
+    asked = [name.strip() for name in text.split(",")]
+    unknown = [name for name in asked if name not in parts]
+    if unknown or not asked:
+        refuse(parser, "--parts", f"unknown part {unknown[0] if unknown else text!r}; this "
+               f"file's parts are {', '.join(parts)}")
+    for name in list(asked):
+        asked += parts[name].needs
+    return [name for name in parts if name in asked]
+
+
+def run_parts(parts, args):
+    """main(args) of a file with parts: every part in args.parts, in order; one dict (without
+    the "_" keys the parts passed to each other)."""
+    result = {}
+    for name in getattr(args, "parts", None) or parts:
+        result.update(parts[name].run(args, result))
+    return {key: value for key, value in result.items() if not key.startswith("_")}
+
+
+def run_script(stem, main, parts, args, named=(), suffix=""):
+    """A script's whole run: main(args), then each part's printout and figures, then the JSON.
+
+    Its wall_time_s is this whole run, timed the same way in every file: from here (the flags
+    are parsed) to the JSON's write, printout and figures included. File names carry
+    output_suffix(args, named) after `suffix`, so a partial or non-default run never lands on
+    the file of the default run."""
     started = time.perf_counter()
+    print(f"device: {args.device}   preset: {args.preset}", flush=True)
+    result = run_main(main, args)
+    suffix += output_suffix(args, named, parts)
+    for name in getattr(args, "parts", None) or parts:
+        parts[name].report(result, args)
+        for figure_name, plot in parts[name].figures.items():
+            figure = plot(result, args)
+            if figure is not None:
+                save_figure(figure, figure_name + suffix, args)
+    path = save_results(stem + suffix, result, args, time.perf_counter() - started)
+    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
+    return result
+
+
+def output_suffix(args, named=(), parts=None):
+    """"" for a default run; else what differs, e.g. "_steps100_T8-32", "_full", "_parts_b".
+
+    named: flags the file already names in its own suffix (02's _D3, _E32, ...)."""
+    def text(value):
+        if isinstance(value, (list, tuple)):
+            return "-".join(text(v) for v in value)
+        return Path(value).stem if isinstance(value, Path) else f"{value:g}" \
+            if isinstance(value, float) else str(value)
+
+    words = [f"{flag}{text(getattr(args, flag))}" for flag in getattr(args, "changed", [])
+             if flag not in named and not isinstance(getattr(args, flag), bool)]
+    if args.preset != "default":
+        words.append(args.preset)
+    asked = getattr(args, "parts", None)
+    if parts is not None and asked and list(asked) != list(parts):
+        words.append("parts_" + "_".join(asked))
+    return "".join(f"_{word}" for word in words)
+
+
+def run_main(main, args):
+    """main(args). A non-finite loss, or a NaN/infinity among the results, ends the script
+    with one line and exit 1, before anything is printed, plotted or written."""
     try:
         result = main(args)
     except NonFiniteLoss as error:
@@ -445,7 +610,7 @@ def run_main(main, args):
     bad = first_non_finite(result)
     if bad:
         sys.exit(f"stopped: the result {bad[0]} is {bad[1]}; nothing was written")
-    return result, time.perf_counter() - started
+    return result
 
 
 def first_non_finite(value, key="result"):
@@ -483,7 +648,8 @@ def save_results(stem, numbers, args, wall_time_s):
     """Write OUT/results/<stem>.json atomically (temporary file, then rename).
 
     Stores the numbers with the config that produced them, the device, torch's version and the
-    wall time, so every figure and README number can be traced to a run. Returns the path.
+    wall time of the whole run (run_script), so every figure and README number can be traced to
+    a run. Returns the path.
     Strict JSON: a NaN or infinity anywhere raises ValueError naming its key (nothing written).
     """
     folder = Path(args.out) / "results"

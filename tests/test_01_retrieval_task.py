@@ -126,7 +126,8 @@ def test_main_quick_returns_its_numbers(quick_args):
 def test_script_writes_json_and_figures(tmp_path):
     done = run_script("01_retrieval_task", "--quick", "--device", "cpu", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    payload = json.loads((tmp_path / "results" / "01_retrieval_task.json").read_text())
+    payload = json.loads((tmp_path / "results" / "01_retrieval_task_quick.json")
+                         .read_text())  # a --quick run is named so
     assert payload["config"]["preset"] == "quick" and payload["wall_time_s"] > 0
     assert len(list((tmp_path / "figures").glob("01_*.png"))) == 3
     assert "device: cpu" in done.stdout

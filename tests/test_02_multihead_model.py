@@ -50,9 +50,8 @@ def test_shapes_and_attention_sums_to_one():
         assert (weights >= 0).all()
 
 
-def test_options_run_and_total_width_sets_head_dim():
-    model = model_file.MultiHeadModel(n_heads=3, total_width=32, layer_norm=True,
-                                      positional=True, max_len=16)
+def test_total_width_sets_head_dim():
+    model = model_file.MultiHeadModel(n_heads=3, total_width=32)
     assert model.head_dim == 11  # ceil(32 / 3), as in paper Table 3 (E = 33)
     assert model(torch.randn(2, 16, 4)).shape == (2,)
 
@@ -75,10 +74,9 @@ def test_reversal_score_by_hand():
 
 
 def quick_run(h, D=2, seed=0, steps=400):
-    return model_file.train_one(dict(T=8, h=h, seed=seed, D=D, head_dim=8, width=32,
-                                     total_width=None, layers=1, steps=steps, batch_size=64,
-                                     lr=1e-2, n_train=2000, n_valid=500, data_seed=0,
-                                     device="cpu"))
+    return model_file.train_one(dict(model_file.RECIPE, T=8, h=h, seed=seed, D=D,
+                                     total_width=None, layers=1, steps=steps, n_train=2000,
+                                     n_valid=500, data_seed=0, device="cpu"))
 
 
 def test_training_lowers_nmse_and_is_reproducible():
@@ -172,3 +170,21 @@ def test_paper_tables_are_matched_to_their_configuration():
     args = model_file.config(["--quick", "--layers", "2", "--total-width", "32"])
     assert model_file.paper_table(args) == (model_file.PAPER_TABLE_5, "min")
     assert model_file.paper_table(model_file.config(["--quick"]))[1] == "mean"
+
+
+def test_summarise_uses_the_sample_std_like_every_file():
+    runs = [dict(T=8, h=1, seed=s, valid_nmse=v) for s, v in enumerate([1.0, 2.0, 4.0])]
+    entry = model_file.summarise(runs)["8"]["1"]
+    assert entry == helpers.seed_stats([1.0, 2.0, 4.0])
+    assert entry["std"] == pytest.approx(math.sqrt((16 / 9 + 1 / 9 + 25 / 9) / 2))  # n - 1
+
+
+def test_every_run_of_a_variant_or_a_changed_flag_gets_its_own_file_name(tmp_path):
+    def name(*flags):
+        args = model_file.config(["--out", str(tmp_path), *flags])
+        return model_file.variant(args) + helpers.output_suffix(args, model_file.VARIANT_FLAGS)
+    assert name() == ""
+    assert name("--D", "3", "--total-width", "32") == "_D3_E32"
+    assert name("--layers", "2", "--total-width", "32", "--T", "8,32") == "_E32_L2_T8-32"
+    assert name("--steps", "100") == "_steps100" and name("--lr", "3e-3") == "_lr0.003"
+    assert name("--full") == "_full" and name("--quick", "--heads", "1") == "_heads1_quick"

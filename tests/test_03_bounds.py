@@ -91,3 +91,12 @@ def test_main_quick(quick_args):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("03_bounds", flags, flag_name)
+
+
+def test_parts_runs_only_what_it_names(quick_args):
+    result = bounds.main(quick_args(bounds, "--parts", "b,d"))
+    assert set(result) == {"lower_bound", "corollary"}
+
+
+def test_an_unknown_part_is_refused_with_one_line():
+    assert_rejected("03_bounds", ["--parts", "a,e"], "--parts")

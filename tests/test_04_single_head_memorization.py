@@ -101,3 +101,12 @@ def test_smallest_epsilon_is_the_limit(seq_lens):
     epsilon = float(f"{memo.smallest_epsilon(args):.2g}")  # as the refusal prints it
     assert memo.largest_construction(seq_lens, [epsilon]) <= memo.CONSTRUCTION_LIMIT
     assert memo.largest_construction(seq_lens, [epsilon / 2]) > memo.CONSTRUCTION_LIMIT
+
+
+def test_parts_runs_only_what_it_names(quick_args):
+    result = memo.main(quick_args(memo, "--parts", "a"))
+    assert set(result) == {"memorisation_exactness"}
+
+
+def test_an_unknown_part_is_refused_with_one_line():
+    assert_rejected("04_single_head_memorization", ["--parts", "d"], "--parts")

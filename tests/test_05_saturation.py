@@ -1,5 +1,5 @@
 """05_saturation.py: the lemma and entropy bound, both targets, the oracle, the variance split,
-capped logits, SVD truncation, training, and the JSON format."""
+capped logits, SVD truncation, training, the JSON format and --parts."""
 import json
 import math
 
@@ -172,12 +172,13 @@ def test_t_interval_contains_the_mean_and_is_a_point_without_spread():
 
 
 def test_tiny_training_full_rank_beats_rank_1_on_the_match_task():
-    base = dict(task="match", L=16, T=16, cap=None, seed=0, dim=8, match_rank=4, n_match=2,
+    base = dict(task="match", L=16, cap=None, seed=0, dim=8, match_rank=4, n_match=2,
                 sharpness=3.0, steps=600, batch_size=128, lr=1e-2, n_train=2000, n_valid=500,
-                data_seed=0, device="cpu")
-    small = saturation.train_head({**base, "head_dim": 1})
-    full = saturation.train_head({**base, "head_dim": 4})
+                data_seed=0, device="cpu", truncate=False)
+    small = saturation.train_match_head({**base, "head_dim": 1})
+    full = saturation.train_match_head({**base, "head_dim": 4, "truncate": True})
     assert full["valid_nmse"] < small["valid_nmse"] - 0.2
+    assert small["truncation"] == [] and [c["rank"] for c in full["truncation"]] == [1, 2, 3]
 
 
 def test_main_quick_writes_the_documented_format(quick_args):
@@ -194,10 +195,27 @@ def test_main_quick_writes_the_documented_format(quick_args):
             assert set(side["capped"][f"{B:g}"][L]) == set(map(str, args.head_dims))
             assert math.isfinite(side["gain"]["capped"][f"{B:g}"][L])
         assert math.isfinite(side["gain"]["free"][L])
+    paired = {"per_seed", "mean", "ci95", "verdict"}                        # helpers' layout
+    for change in (side["gain_change"]["free"], *side["gain_change"]["capped"].values()):
+        assert set(change) == paired and change["verdict"] in ("shrinks", "grows",
+                                                                "no clear difference")
+    assert set(side["capped_minus_free_change"]) == paired | {"B"}
     confound = result["confound"]
+    assert set(confound["gain_change_trained"]) == paired
     for L in map(str, args.confound_L):
         assert set(confound["variance_split"][L]) >= {"query_part", "context_part"}
         assert confound["oracle"][L][str(args.rank)] < 1e-6                 # full rank: exact
+    assert set(result) == {"lemma", "model_side", "confound"}
+
+
+def test_parts_runs_only_what_it_names(quick_args):
+    assert set(saturation.main(quick_args(saturation, "--parts", "a"))) == {"lemma"}
+    assert quick_args(saturation, "--parts", "d").parts == ["b", "d"]       # d reads b's heads
+    assert quick_args(saturation, "--parts", "c,a").parts == ["a", "c"]     # the file's order
+
+
+def test_unknown_part_is_refused_with_one_line():
+    assert_rejected("05_saturation", ["--parts", "e"], "--parts")
 
 
 @pytest.mark.parametrize("flags, flag_name", [

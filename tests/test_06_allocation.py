@@ -150,11 +150,11 @@ def test_paired_statistics_on_known_numbers():
     result = allocation.paired(table)
     same = result["front-loaded - back-loaded"]
     assert same["mean"] == -1.0 and same["ci95"] == [-1.0, -1.0]   # constant difference
-    assert allocation.verdict("front-loaded - back-loaded", same) == "front-loaded better"
+    assert same["verdict"] == "front-loaded better"
     noisy = result["front-loaded - uniform"]                        # 0, -1, 1, -1, 1
     half = helpers.t_quantile(4) * math.sqrt(4 / 4) / math.sqrt(5)     # sample variance 1
     assert noisy["ci95"] == pytest.approx([-half, half], abs=1e-9)
-    assert allocation.verdict("front-loaded - uniform", noisy) == "no clear difference"
+    assert noisy["verdict"] == "no clear difference"
 
 
 def test_fit_recovers_known_parameters():
@@ -197,8 +197,23 @@ def test_main_quick(quick_args):
     assert set(result["text"]["allocations"]) == {"uniform", "front-loaded", "back-loaded"}
     assert all(b < 7 for a in result["text"]["allocations"].values() for b in a["seeds"])
     assert set(result["fixed_budget"]["oracle"]) == set(map(str, args.fixed_heads))
-    rows = allocation.closing_table(result, {})
+    rows = result["rules"]
+    assert len(rows) == 2 * 3 + 2             # b: 3 rules on each task (the control pair too)
     assert all({"rule", "evidence", "strength"} <= set(row) for row in rows)
+    assert {row["strength"] for row in rows} <= {"front-loaded better", "back-loaded better",
+                                                 "front-reduced better", "uniform better",
+                                                 "no clear difference"}
+
+
+def test_parts_runs_only_what_it_names(quick_args):
+    """--parts b trains part b alone; part e reads whichever parts ran; d brings c along."""
+    result = allocation.main(quick_args(allocation, "--parts", "b,e", "--workers", "2",
+                                        "--steps", "2"))
+    assert set(result) == {"comparison", "allocate_tables", "rules"}
+    assert {row["evidence"].split(":")[0] for row in result["rules"]} == set(allocation.TASKS)
+    args = quick_args(allocation, "--parts", "d")
+    assert args.parts == ["c", "d"]
+    assert helpers.output_suffix(args, parts=allocation.PARTS) == "_quick_parts_c_d"
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -209,6 +224,7 @@ def test_main_quick(quick_args):
                                               "--text"),
     (["--device", "no-such-device"], "--device"),
     (["--ab-budget", "12", "--layers-n", "3"], "--ab-budget"),  # flags of the old version
+    (["--parts", "b,x"], "--parts"), (["--parts", ""], "--parts"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06_allocation", flags, flag_name)

@@ -1,5 +1,6 @@
 """07_real_data.py: placement and patches against loops, the digits split, the ViT, equal
-parameters in the fixed-width sweep, the CIFAR-10 reader on a tiny archive, and bad input."""
+parameters in the fixed-width sweep, the CIFAR-10 reader on a tiny archive, the parts, and bad
+input."""
 import io
 import json
 import pickle
@@ -144,6 +145,35 @@ def test_main_quick_writes_both_sweeps(quick_args):
         for entry in fixed.values():
             assert 0 <= entry["train"]["min"] <= entry["train"]["mean"] <= 1
             assert len(entry["valid"]["seeds"]) == args.seeds
+
+
+def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(quick_args):
+    both = real.main(quick_args(real, "--workers", "2"))
+    alone = real.main(quick_args(real, "--workers", "2", "--parts", "fixed-width"))
+    assert set(alone["accuracy"]) == set(alone["train_gain_with_heads"]) == {"fixed-width"}
+    assert alone["accuracy"]["fixed-width"] == both["accuracy"]["fixed-width"]    # same numbers
+    assert alone["train_gain_with_heads"] == {"fixed-width": both["train_gain_with_heads"][
+        "fixed-width"]}
+    # quick: h = 2 (E = 8, d = 4) is in both sweeps; run alone, fixed-width trains it itself
+    shared = both["accuracy"]["fixed-head-dim"]["16"]["2"]
+    assert (shared["width"], shared["head_dim"]) == (8, 4)
+
+
+def test_paired_gain_has_the_one_layout(quick_args):
+    result = real.main(quick_args(real, "--workers", "2", "--parts", "fixed-head-dim"))
+    assert set(result["accuracy"]) == {"fixed-head-dim"}
+    for gain in result["train_gain_with_heads"]["fixed-head-dim"].values():
+        assert set(gain) == {"from", "to", "per_seed", "mean", "ci95", "verdict"}
+        assert len(gain["per_seed"]) == 2 and gain["ci95"][0] <= gain["mean"] <= gain["ci95"][1]
+
+
+def test_unknown_part_is_refused():
+    assert_rejected("07_real_data", ["--parts", "fixed-depth"], "--parts")
+
+
+def test_width_check_only_when_the_fixed_width_part_runs(quick_args):
+    args = quick_args(real, "--width", "3", "--heads", "2,4", "--parts", "fixed-head-dim")
+    assert args.parts == ["fixed-head-dim"]
 
 
 @pytest.mark.parametrize("flags, flag_name", [

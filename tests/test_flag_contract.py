@@ -216,3 +216,29 @@ def test_a_refusal_from_the_real_command_line(tmp_path):
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "--n-valid" in done.stderr and "smallest accepted: 2" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_a_default_run_writes_where_git_does_not_look(script):
+    """Every script writes under runs/ unless --out says otherwise, and git ignores runs/, so a
+    student's run never changes the committed results or dirties the tree."""
+    parser = helpers.load_concept(script).build_parser()
+    assert parser.get_default("out") in (helpers.RUNS, Path(__import__("os").environ.get(
+        "OUT", helpers.RUNS)))
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(helpers.RUNS / "results" / "x")],
+                             cwd=ROOT)
+    assert ignored.returncode == 0, "runs/ must be in .gitignore"
+
+
+def test_a_quick_run_with_the_default_output_leaves_git_status_clean():
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
+                            text=True).stdout
+    written = helpers.RUNS / "results" / "03_bounds_quick_parts_d.json"   # a partial run: its
+    written.unlink(missing_ok=True)                                          # own file name
+    done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--parts", "d"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert written.exists()
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
+                           text=True).stdout
+    assert after == before

@@ -4,6 +4,7 @@ import json
 import math
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -120,7 +121,7 @@ def test_run_main_stops_on_a_non_finite_result_with_one_line():
         helpers.run_main(lambda args: {"gain": [1.0, math.nan]}, None)
     assert stop.value.code.startswith("stopped: the result result['gain'][1] is nan")
     assert "\n" not in stop.value.code
-    assert helpers.run_main(lambda args: {"gain": [1.0, 2]}, None)[0] == {"gain": [1.0, 2]}
+    assert helpers.run_main(lambda args: {"gain": [1.0, 2]}, None) == {"gain": [1.0, 2]}
 
 
 def test_non_finite_data_and_divergence_get_different_messages():
@@ -241,8 +242,142 @@ def test_run_sweep_returns_results_in_the_order_of_its_runs(workers, capsys):
     """The runs start costliest first and finish in any order; the results come back in the
     order they were given (so per-seed lists in the JSON do not depend on scheduling)."""
     waits = [0.0, 0.3, 0.0, 0.2, 0.1]
-    runs = [dict(T=1, steps=i, wait=wait, device="cpu", index=i) for i, wait in enumerate(waits)]
-    results = helpers.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]))
+    runs = [dict(wait=wait, device="cpu", index=i) for i, wait in enumerate(waits)]
+    results = helpers.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
+                                cost=lambda r: r["wait"])
     assert [r["index"] for r in results] == list(range(len(runs)))
     printed = [line.split()[1] for line in capsys.readouterr().out.splitlines()]
     assert sorted(printed) == [str(i) for i in range(len(runs))]      # one line per run
+
+
+def old_loop(model, loss_at, steps, lr, weight_decay):
+    """The loop each trainer used to write out (helpers, 06 and 07 before issue 21)."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: helpers.warmup_cosine(s, steps))
+    losses = []
+    for step in range(steps):
+        loss = loss_at(step)
+        losses.append(float(loss.detach()))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+    return losses
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01, 0.05])
+def test_the_shared_loop_gives_the_losses_of_the_old_loops(weight_decay):
+    def setup():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.GELU(), torch.nn.Linear(8, 1))
+        x, y = torch.randn(40, 3), torch.randn(40, 1)
+        batches = torch.randint(40, (25, 8), generator=torch.Generator().manual_seed(1))
+        return model, lambda step: torch.mean((model(x[batches[step]]) - y[batches[step]]) ** 2)
+    model, loss_at = setup()
+    old = old_loop(model, loss_at, 25, 3e-2, weight_decay)
+    model, loss_at = setup()
+    new = helpers.fit(model, loss_at, steps=25, lr=3e-2, weight_decay=weight_decay)
+    assert new.tolist() == pytest.approx(old, rel=0, abs=0)           # bit for bit
+    assert sum(old[-5:]) < sum(old[:5])                                # it trains
+
+
+def test_fit_calls_after_step_once_per_step():
+    model = torch.nn.Linear(1, 1)
+    seen = []
+    helpers.fit(model, lambda step: model(torch.ones(1)).sum() ** 2, steps=7, lr=1e-3,
+                after_step=seen.append)
+    assert seen == list(range(7))
+
+
+@pytest.mark.parametrize("df, table", [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262),
+                                       (30, 2.042)])
+def test_t_quantile_against_the_t_table(df, table):
+    assert helpers.t_quantile(df) == pytest.approx(table, abs=5e-4)
+
+
+def test_paired_difference_by_hand():
+    per_seed = [0.1, -0.3, 0.2, 0.0, -0.5]
+    mean = sum(per_seed) / 5
+    std = math.sqrt(sum((v - mean) ** 2 for v in per_seed) / 4)          # n - 1
+    half = 2.776 * std / math.sqrt(5)                                   # t_{0.975, 4}
+    entry = helpers.paired_difference(per_seed, below="a better", above="b better")
+    assert set(entry) == {"per_seed", "mean", "ci95", "verdict"}
+    assert entry["mean"] == pytest.approx(mean)
+    assert entry["ci95"] == pytest.approx([mean - half, mean + half], abs=1e-3)
+    assert entry["verdict"] == "no clear difference"
+    assert helpers.paired_difference([-1.0, -1.1, -0.9], "a better", "b better")["verdict"] \
+        == "a better"
+    assert helpers.paired_difference([1.0, 1.1, 0.9], "a better", "b better")["verdict"] \
+        == "b better"
+    with pytest.raises(ValueError):
+        helpers.paired_difference([1.0])
+
+
+def test_standardised_split_uses_the_training_part_only():
+    x = torch.arange(10.0)[:, None]
+    y = torch.tensor([1.0, 2.0, 3.0, 4.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0])
+    (x_train, y_train), (x_valid, y_valid) = helpers.standardised_split(x, y, 4)
+    assert x_train.shape == (4, 1) and x_valid.shape == (6, 1)
+    assert float(y_train.mean()) == pytest.approx(0.0, abs=1e-6)
+    assert float(y_train.std()) == pytest.approx(1.0)                   # n - 1, on train only
+    assert float(y_valid[0]) == pytest.approx((100 - 2.5) / float(torch.tensor([1.0, 2, 3, 4])
+                                                                  .std()))
+
+
+PART_NAMES = {"a": helpers.Part(lambda args, result: {"a": 1}, print, {}),
+              "b": helpers.Part(lambda args, result: {"b": result["a"] + 1, "_hidden": 3},
+                                print, {}, needs=("a",)),
+              "c": helpers.Part(lambda args, result: {"c": 3}, print, {})}
+
+
+def parts_parser():
+    parser = make_parser()
+    helpers.add_parts_flag(parser, PART_NAMES)
+    return parser
+
+
+def test_parts_run_only_what_they_name_with_what_they_need(tmp_path):
+    def chosen(*flags):
+        return helpers.config(parts_parser(), PRESETS, ["--out", str(tmp_path), *flags],
+                              parts=PART_NAMES)
+    assert chosen().parts == ["a", "b", "c"]
+    assert chosen("--parts", "c,a").parts == ["a", "c"]                 # the file's order
+    assert chosen("--parts", "b").parts == ["a", "b"]                   # b needs a
+    assert helpers.run_parts(PART_NAMES, chosen("--parts", "c")) == {"c": 3}
+    assert helpers.run_parts(PART_NAMES, chosen("--parts", "b")) == {"a": 1, "b": 2}
+
+
+@pytest.mark.parametrize("text", ["x", "a,x", "", "a,,b"])
+def test_an_unknown_part_is_refused_with_one_line(text, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        helpers.config(parts_parser(), PRESETS, ["--parts", text, "--out", str(tmp_path)],
+                       parts=PART_NAMES)
+    assert stop.value.code == 2
+    message = capsys.readouterr().err
+    assert message.count("\n") == 1 and "--parts" in message
+
+
+def test_file_names_say_what_differs_from_the_default_run(tmp_path, monkeypatch):
+    monkeypatch.delenv("QUICK", raising=False)
+    def suffix(*flags, named=()):
+        parser = parts_parser()
+        parser.add_argument("--lr", type=helpers.positive_float, default=1e-2)
+        args = helpers.config(parser, PRESETS, ["--out", str(tmp_path), *flags],
+                              parts=PART_NAMES)
+        return helpers.output_suffix(args, named, PART_NAMES)
+    assert suffix() == ""
+    assert suffix("--device", "cpu") == ""                              # where, not what
+    assert suffix("--steps", "10") == ""                                # the preset's value
+    assert suffix("--steps", "100", "--T", "8,64") == "_T8-64_steps100"
+    assert suffix("--lr", "3e-3", "--seed", "2") == "_seed2_lr0.003"
+    assert suffix("--steps", "100", named=("steps",)) == ""
+    assert suffix("--full") == "_full" and suffix("--quick") == "_quick"
+    assert suffix("--parts", "c") == "_parts_c"
+
+
+def test_the_default_output_is_a_folder_git_ignores():
+    assert helpers.make_parser("test").get_default("out") in (helpers.RUNS, Path(
+        __import__("os").environ.get("OUT", helpers.RUNS)))
+    ignored = (helpers.ROOT / ".gitignore").read_text().split()
+    assert "runs/" in ignored

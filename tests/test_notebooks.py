@@ -33,4 +33,4 @@ def test_notebook_executes_in_quick_mode(script, tmp_path, monkeypatch):
     notebook = nbformat.read(ROOT / "notebooks" / f"{script.stem}.ipynb", as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
-    assert (tmp_path / "results" / f"{script.stem}.json").exists()
+    assert list((tmp_path / "results").glob(f"{script.stem}_quick.json"))
