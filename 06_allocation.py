@@ -479,17 +479,17 @@ def run_allocations(args, result):
 
 
 def plot_allocations(result, args):
-    """Parts b and c: each allocation's mean (bars) and every seed (dots), per task and on text
-    when part c ran too; dashed: the no-match baseline or the n-gram."""
+    """Parts b and c (one figure, whichever of them ran): each allocation's mean (bars) and every
+    seed (dots), per task and on text; dashed: the no-match baseline or the n-gram."""
     panels = [(task, entry["allocations"], "validation NMSE", entry["no_match_baseline"],
-               "no-match baseline") for task, entry in result["comparison"].items()]
+               "no-match baseline") for task, entry in result.get("comparison", {}).items()]
     if "text" in result:
         text = result["text"]
         panels.append((f"text, T = {text['T']}", text["allocations"],
                        "validation bits per character", text["ngram"]["bpc"],
                        f"{text['ngram']['order']}-gram"))
-    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8))
-    for axis, (title, by_name, label, line, line_label) in zip(axes, panels):
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+    for axis, (title, by_name, label, line, line_label) in zip(axes[0], panels):
         names = list(by_name)
         axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
         for i, name in enumerate(names):
@@ -975,7 +975,7 @@ PARTS = {
     "a": helpers.Part(run_fixed_budget, report_fixed_budget,
                       {"06_fixed_budget": plot_fixed_budget}),
     "b": helpers.Part(run_allocations, report_allocations, {"06_allocations": plot_allocations}),
-    "c": helpers.Part(run_text, report_text, {}),  # its panel: 06_allocations (part b)
+    "c": helpers.Part(run_text, report_text, {"06_allocations": plot_allocations}),  # b's too
     "d": helpers.Part(run_rank_by_layer, report_rank_by_layer,
                       {"06_rank_by_layer": plot_rank_by_layer}, needs=("c",)),
     "e": helpers.Part(run_strategy, report_strategy, {}),  # reads whichever of b, c ran

@@ -448,12 +448,6 @@ def plot_heads_on_images(result, args):
     return figure
 
 
-def drawn_by_last_part(part):
-    """The figure's plot for `part`: drawn once, by the last part that ran, with every sweep."""
-    return lambda result, args: (plot_heads_on_images(result, args)
-                                 if args.parts[-1] == part else None)
-
-
 def report_fixed_width(result, args):
     report_sweep(result, args, "fixed-width")
 
@@ -565,9 +559,9 @@ def config(argv=None):
 
 PARTS = {
     "fixed-head-dim": helpers.Part(run_fixed_head_dim, report_fixed_head_dim,
-                                   {"07_heads_on_images": drawn_by_last_part("fixed-head-dim")}),
+                                   {"07_heads_on_images": plot_heads_on_images}),
     "fixed-width": helpers.Part(run_fixed_width, report_fixed_width,
-                                {"07_heads_on_images": drawn_by_last_part("fixed-width")}),
+                                {"07_heads_on_images": plot_heads_on_images}),  # one figure
 }
 
 

@@ -520,8 +520,9 @@ class Part(NamedTuple):
     run(args, result) -> {JSON key: value}: its numbers (result holds the earlier parts' keys,
     for a part that reads them; a key starting with "_", such as trained models, is passed to
     the later parts but not written); report(result, args) prints them; figures: {figure name:
-    plot(result, args) -> a matplotlib figure, or None to draw nothing}; needs: the parts
-    whose results it reads (--parts runs them too)."""
+    plot(result, args) -> a matplotlib figure, or None to draw nothing; a figure that several
+    parts name is drawn once, after all of them, from whatever ran}; needs: the parts whose
+    results it reads (--parts runs them too)."""
     run: Callable
     report: Callable
     figures: dict
@@ -541,9 +542,9 @@ def chosen_parts(parser, parts, text):
         return list(parts)
     asked = [name.strip() for name in text.split(",")]
     unknown = [name for name in asked if name not in parts]
-    if unknown or not asked:
-        refuse(parser, "--parts", f"unknown part {unknown[0] if unknown else text!r}; this "
-               f"file's parts are {', '.join(parts)}")
+    if unknown:
+        refuse(parser, "--parts", f"unknown part {unknown[0]!r}; this file's parts are "
+               f"{', '.join(parts)}")
     for name in list(asked):
         asked += parts[name].needs
     return [name for name in parts if name in asked]
@@ -569,12 +570,14 @@ def run_script(stem, main, parts, args, named=(), suffix=""):
     print(f"device: {args.device}   preset: {args.preset}", flush=True)
     result = run_main(main, args)
     suffix += output_suffix(args, named, parts)
+    figures = {}
     for name in getattr(args, "parts", None) or parts:
         parts[name].report(result, args)
-        for figure_name, plot in parts[name].figures.items():
-            figure = plot(result, args)
-            if figure is not None:
-                save_figure(figure, figure_name + suffix, args)
+        figures.update(parts[name].figures)                # a shared figure: drawn once
+    for figure_name, plot in figures.items():
+        figure = plot(result, args)
+        if figure is not None:
+            save_figure(figure, figure_name + suffix, args)
     path = save_results(stem + suffix, result, args, time.perf_counter() - started)
     print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
     return result
