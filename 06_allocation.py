@@ -1,26 +1,22 @@
 # %% [markdown]
 # # 06 · Spending a fixed attention budget across heads, head dimensions and layers
 #
-# Paper B (arXiv 2510.03784), Section 4 (the heads-against-head-dimension trade-off of an
-# extraction layer, Eq. 3), Section 6 (compression and allocation experiments) and its
-# allocation strategy, built on file 02 (enough heads to extract) and file 05 (saturation, SVD
-# truncation). **The paper's body is not among our sources**; the tasks, the fit and the
-# allocation rule here are our reconstructions, marked **[inferred]**. Every experiment is
-# built so that it could come out against the rule it tests: each task has an option that
-# should lose, a training-free oracle or a baseline beside it, and paired seeds.
+# Paper B (arXiv 2510.03784), Sections 4 (heads against head dimension, Eq. 3) and 6
+# (allocation experiments) and its allocation strategy, built on files 02 (enough heads) and 05
+# (saturation, SVD truncation). **The paper's body is not among our sources**: the tasks and the
+# rule are our reconstructions, marked **[inferred]**. Every experiment could come out against
+# its rule: an option that should lose, an oracle or a control beside it, paired seeds.
 
 # %%
 """06 · Allocating attention heads and head dimensions across layers (paper B, Sections 4, 6).
 
 What it shows
-    a. At a fixed budget H*d, too few heads mix the values of multi-query recall and too small
-       a head dimension loses its rank-p match: a U-shape, beside a training-free oracle.
-    b. Two-layer allocations with equal budgets on two tasks with opposite demands (the match
-       in layer 1, or in layer 2): paired seeds, 95% t-intervals, a no-match baseline.
-    c. Character models on Python's own docstrings (no download) against a 4-gram.
+    a. At a fixed budget H*d, too few heads and too small a head dimension both hurt multi-query
+       recall: a U-shape, beside a training-free oracle.
+    b. Equal-budget two-layer allocations on two tasks that match in layer 1 or in layer 2.
+    c. Character models on the Python language reference, beside a 3-character control.
     d. Which layers tolerate a lower-rank score (SVD truncation of each head).
-    e. allocate(budget, n_layers, D, seq_len): the strategy as a function that keeps its budget,
-       and a short summary of what this run says about each rule.
+    e. allocate(budget, n_layers, D, seq_len), and what this run says about each of its rules.
 
 Run it
     python 06_allocation.py                   # default: 5 min 59 s on a 2-core CPU
@@ -30,15 +26,11 @@ Run it
     python 06_allocation.py --parts b         # only part b (writes 06_allocation_parts_b.json)
 
 Output (under runs/, which git ignores; `--out .` refreshes the committed files)
-    results/06_allocation.json; figures/06_fixed_budget.png, 06_allocations.png,
-    06_rank_by_layer.png
+    results/06_allocation.json; figures/06_{fixed_budget,allocations,rank_by_layer}.png
 """
-import importlib
 import math
 import sys
 import time
-import warnings
-from collections import Counter
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -53,69 +45,40 @@ saturation = helpers.load_concept("05_saturation")
 # %% [markdown]
 # ## A transformer whose layers each choose their heads and head dimension
 #
-# A standard pre-layer-norm decoder block, $u \leftarrow u + \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
-# $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$, where layer $\ell$ has $H_\ell$ heads of
-# dimension $d_\ell$ (so $W_{Q}, W_K, W_V \in \mathbb{R}^{H_\ell \times d_\ell \times E}$,
-# $W_O \in \mathbb{R}^{E \times H_\ell d_\ell}$) and causal attention with the usual
-# $1/\sqrt{d_\ell}$ scale. Tokens enter through a linear map (or a character embedding) plus a
-# learned position embedding. The **attention budget** of a layer is $H_\ell d_\ell$; its
-# attention parameters are $4 E H_\ell d_\ell$.
-#
-# A regression model reads its answer at the last position only, so its last block computes
-# the query, the residual and the MLP there alone (keys and values still come from every
-# position): the same function (a test compares it with the full computation) for much less
-# work per training step; nanoGPT does the same when it generates.
+# Pre-layer-norm blocks (`helpers.Block`), $u \leftarrow u + \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
+# $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$: layer $\ell$ has $H_\ell$ heads of dimension
+# $d_\ell$, causal attention, the usual $1/\sqrt{d_\ell}$ scale; a linear map (or a character
+# embedding) plus learned positions in front. A layer's **attention budget** is $H_\ell d_\ell$
+# (its attention parameters: $4 E H_\ell d_\ell$). A regression model reads its answer at the
+# last position only, so its last block computes the query, residual and MLP there alone: the
+# same function (a test checks it) for much less work, as nanoGPT generates.
 
 # %%
-class Block(nn.Module):
-    """Pre-LN causal block with n_heads heads of dimension head_dim."""
-
-    def __init__(self, width, n_heads, head_dim):
-        super().__init__()
-        scale = 1 / math.sqrt(width)
-        self.n_heads, self.head_dim = n_heads, head_dim
-        self.W_Q = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)  # [H, d, E]
-        self.W_K = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
-        self.W_V = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
-        self.W_O = nn.Linear(n_heads * head_dim, width, bias=False)
-        self.norm_attention, self.norm_mlp = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
-                                 nn.Linear(4 * width, width))
-
-    def attention(self, u, future, last_only=False):
-        """Causal multi-head attention: u [B, T, E], future [T, T] (True above the diagonal)
-        -> [B, T, E]; with last_only, the last position's output alone, [B, 1, E]."""
-        asking = u[:, -1:] if last_only else u                             # [B, T', E]
-        q = torch.einsum("bte,hde->bhtd", asking, self.W_Q)                # queries [B, H, T', d]
-        k = torch.einsum("bte,hde->bhtd", u, self.W_K)                     # keys    [B, H, T, d]
-        v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # values  [B, H, T, d]
-        mask = future[-1:] if last_only else future
-        weights = helpers.attention_weights(q @ k.transpose(-1, -2),         # [B, H, T', T]
-                                            1 / math.sqrt(self.head_dim), mask=mask)
-        heads = weights @ v                                                # [B, H, T', d]
-        return self.W_O(heads.transpose(1, 2).flatten(2))                 # concat, W_O
-
-    def forward(self, u, future, last_only=False):
-        """u [B, T, E] -> [B, T, E], or [B, 1, E] with last_only (see AllocatedTransformer)."""
-        normed = self.norm_attention(u)
-        u = u[:, -1:] if last_only else u
-        u = u + self.attention(normed, future, last_only)
-        return u + self.mlp(self.norm_mlp(u))
+def causal_mask(seq_len, n_layers, context=None):
+    """[T, T], True where position t may not look at s: the future (s > t) and, with a context
+    of c characters, every s <= t - w, w = (c - 1) / n_layers + 1, so that the whole stack sees
+    exactly the last c positions (n_layers hops of w - 1 steps back)."""
+    if context is not None and (context - 1) % n_layers:
+        raise ValueError(f"a context of {context} is not 1 + a multiple of {n_layers} layers")
+    reach = seq_len if context is None else (context - 1) // n_layers + 1  # w
+    t, s = torch.arange(seq_len)[:, None], torch.arange(seq_len)
+    return (s > t) | (t - s >= reach)
 
 
 class AllocatedTransformer(nn.Module):
-    """Embedding + position embedding, one Block per (heads, head_dim) in `layers`, a head."""
+    """Embedding + position embedding, one Block per (heads, head_dim) in `layers`, a head;
+    `context` limits what the stack sees to the last `context` positions (part c's control)."""
 
-    def __init__(self, layers, width, seq_len, token_dim=None, vocab=None, out_dim=1):
+    def __init__(self, layers, width, seq_len, token_dim=None, vocab=None, out_dim=1,
+                 context=None):
         super().__init__()
         self.embed = nn.Embedding(vocab, width) if vocab else nn.Linear(token_dim, width)
         self.position = nn.Parameter(torch.randn(seq_len, width) * 0.02)
-        self.blocks = nn.ModuleList(Block(width, h, d) for h, d in layers)
+        self.blocks = nn.ModuleList(helpers.Block(width, h, d) for h, d in layers)
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab or out_dim)
         self.language_model = vocab is not None
-        future = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)    # the causal mask,
-        self.register_buffer("future", future, persistent=False)            # made once
+        self.register_buffer("mask", causal_mask(seq_len, len(layers), context), persistent=False)
 
     def forward(self, x):
         """Regression: x [B, T, p] -> y [B] read at the last position.
@@ -124,7 +87,7 @@ class AllocatedTransformer(nn.Module):
         u = self.embed(x) + self.position[:seq_len]
         for index, block in enumerate(self.blocks):
             last_only = not self.language_model and index == len(self.blocks) - 1
-            u = block(u, self.future[:seq_len, :seq_len], last_only)
+            u = block(u, self.mask[:seq_len, :seq_len], last_only)
         out = self.out(self.norm(u))
         return out if self.language_model else out[:, -1, 0]
 
@@ -149,18 +112,24 @@ class AllocatedTransformer(nn.Module):
 # $H < M$ one head must serve several queries and returns an *average* of their values, which no
 # read-out can split again when the $c_m$ differ (file 02's point).
 #
-# **The oracle** [training-free]: a hand-built head assignment at each $H$ — for $H \le M$, head
-# $i$ scores $\sum_{m \in \text{group}_i} q_m^\top k_s$ (its $M/H$ queries at full rank); for
-# $H > M$, $H/M$ heads per query, each with a $d$-coordinate slice of it — with the best
-# sharpness from a grid and the best linear read-out of the heads' outputs (least squares). It
-# shows what the model class can do at each $H$ without any optimisation.
+# **The oracle** [training-free]: a hand-built assignment — for $H \le M$, head $i$ scores
+# $\sum_{m \in \text{group}_i} q_m^\top k_s$ (its $M/H$ queries at full rank); for $H > M$, $H/M$
+# heads per query, each with a $d$-coordinate slice of it — with the best sharpness from a grid
+# and the best linear read-out: what the model class can do at each $H$ without optimisation.
+# We report where each curve is lowest (per seed for the trained models). Until issue 23 we
+# also fitted $E_0 + A H^{-a} + B d^{-b}$: five parameters for five points, not identified.
 
 # %%
+def unit_keys(n, seq_len, dim, generator):
+    """[n, L, p] keys uniform on the unit sphere."""
+    keys = torch.randn(n, seq_len, dim, generator=generator)
+    return keys / keys.norm(dim=-1, keepdim=True)
+
+
 def recall_task(n, seq_len, dim, n_queries, seed):
     """x [n, L+1, (M+1)p + 2], y [n], and (keys, values, queries) for the oracle."""
     generator = torch.Generator().manual_seed(seed)
-    keys = torch.randn(n, seq_len, dim, generator=generator)
-    keys = keys / keys.norm(dim=-1, keepdim=True)                           # on the sphere
+    keys = unit_keys(n, seq_len, dim, generator)
     values = torch.randn(n, seq_len, 2, generator=generator)
     picked = torch.rand(n, seq_len, generator=generator).argsort(dim=1)[:, :n_queries]
     queries = keys.gather(1, picked[..., None].expand(-1, -1, dim))         # [n, M, p]
@@ -191,8 +160,7 @@ def recall_oracle(parts, y, n_heads):
                 group = range(head * n_queries // n_heads, (head + 1) * n_queries // n_heads)
                 scores = sum(torch.einsum("nsp,np->ns", keys, queries[:, m]) for m in group)
             else:                                                           # a slice of one
-                per_query = n_heads // n_queries
-                m, part = divmod(head, per_query)
+                m, part = divmod(head, n_heads // n_queries)                # query, slice
                 cut = slice(part * head_dim, (part + 1) * head_dim)
                 scores = torch.einsum("nsp,np->ns", keys[..., cut], queries[:, m, cut])
             weights = (sharpness * scores).softmax(dim=1)
@@ -203,41 +171,9 @@ def recall_oracle(parts, y, n_heads):
     return best
 
 
-def fit_tradeoff(heads, errors, budget, steps=2000):
-    """Fit E = E0 + A H^-a + B (budget/H)^-b (E0, A, B, a, b >= 0) by least squares on log E.
-
-    Returns the parameters and H*, the minimiser of the fitted curve on 1 <= H <= budget.
-    """
-    H = torch.tensor(heads, dtype=torch.float64)
-    target = torch.tensor(errors, dtype=torch.float64).clamp_min(1e-8).log()
-    d = budget / H
-    best = None
-    for start in (0.5, 2.0):  # two starts: the fit is not convex
-        params = torch.tensor([math.log(min(errors) + 1e-8), math.log(max(errors)), start,
-                               math.log(max(errors)), start], dtype=torch.float64,
-                              requires_grad=True)
-        optimizer = torch.optim.Adam([params], lr=0.05)
-        for _ in range(steps):
-            log_E0, log_A, a, log_B, b = params
-            terms = torch.stack([log_E0.expand_as(H), log_A - a.abs() * H.log(),
-                                 log_B - b.abs() * d.log()])
-            loss = ((torch.logsumexp(terms, dim=0) - target) ** 2).mean()
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-        if best is None or loss.item() < best[0]:
-            best = (loss.item(), params.detach().clone())
-    log_E0, log_A, a, log_B, b = best[1].tolist()
-    E0, A, B, a, b = math.exp(log_E0), math.exp(log_A), math.exp(log_B), abs(a), abs(b)
-    grid = torch.logspace(0, math.log10(budget), 400, dtype=torch.float64)
-    curve = E0 + A * grid ** -a + B * (budget / grid) ** -b
-    return {"E0": E0, "A": A, "a": a, "B": B, "b": b, "residual": best[0],
-            "H_star": float(grid[curve.argmin()])}
-
-
 REGRESSION_LR = 3e-3      # parts a and b: AdamW's peak learning rate
 REGRESSION_BATCH = 64     # parts a and b: sequences per step
-REGRESSION_WEIGHT_DECAY = 0.0
+REGRESSION_WEIGHT_DECAY = 0.0  # parts a and b: AdamW's weight decay
 VALID_SEED_OFFSET = 10_000  # the oracle's and the baseline's fresh sequences: seed + this
 
 
@@ -262,8 +198,8 @@ def train_config(run):
             "seconds": time.perf_counter() - started}
 
 
-def regression_cost(run):
-    """run_sweep's scheduling guess for one regression run: tokens times steps."""
+def sweep_cost(run):
+    """run_sweep's scheduling guess for one run (parts a-c): tokens times steps."""
     return run["T"] * run["steps"]
 
 
@@ -271,54 +207,37 @@ def regression_label(result):
     return f"{result['name']:<30} seed={result['seed']}  NMSE {result['valid_nmse']:.3f}"
 
 
-# The fit reports H* only when its head-dimension term is real: an exponent b above this ...
-H_STAR_MIN_EXPONENT = 0.1
-# ... and a term B d^-b worth this much NMSE at the smallest head dimension of the sweep.
-H_STAR_MIN_TERM = 0.05
-
-
 def run_fixed_budget(args, result):
-    """Part a: H heads of dimension M p / H, trained and by the oracle; the fitted trade-off."""
+    """Part a: H heads of dimension M p / H, trained and by the oracle; where each is lowest."""
     budget = args.queries * args.key_dim
     runs = [dict(task="recall", T=args.memory + 1, n_queries=args.queries, H=H, dim=args.key_dim,
                  layers=[(H, budget // H)], width=args.width, steps=args.fixed_steps,
                  n_train=args.n_train, n_valid=args.n_valid, device=args.device,
                  seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
             for H in args.fixed_heads for s in range(args.fixed_seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_config, regression_label,
-                                regression_cost)
+    results = helpers.run_sweep(runs, args.workers, train_config, regression_label, sweep_cost)
     _, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
                               args.seed + VALID_SEED_OFFSET)
     trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", H=H))
                for H in args.fixed_heads}
-    fit = fit_tradeoff(args.fixed_heads, [e["mean"] for e in trained.values()], budget)
-    smallest_dim = budget / max(args.fixed_heads)
-    fit["H_star_reported"] = (fit["b"] > H_STAR_MIN_EXPONENT
-                              and fit["B"] * smallest_dim ** -fit["b"] > H_STAR_MIN_TERM)
+    oracle = {str(H): recall_oracle(parts, y, H) for H in args.fixed_heads}
+    best_per_seed = [min(args.fixed_heads, key=lambda H: trained[str(H)]["seeds"][s])
+                     for s in range(args.fixed_seeds)]
     return {"fixed_budget": {
         "H": args.fixed_heads, "budget": budget, "M": args.queries, "p": args.key_dim,
-        "trained": trained, "fit": fit,
-        "oracle": {str(H): recall_oracle(parts, y, H) for H in args.fixed_heads}}}
+        "trained": trained, "oracle": oracle, "best_H_per_seed": best_per_seed,
+        "best_H_oracle": int(min(oracle, key=oracle.get))}}
 
 
 def plot_fixed_budget(result, args):
-    """Part a: trained NMSE (mean, each seed a dot) and the oracle against H; the fit."""
-    fixed = result["fixed_budget"]
-    heads = fixed["H"]
+    """Part a: trained NMSE (mean, each seed a dot) and the oracle against H."""
+    fixed, heads = result["fixed_budget"], result["fixed_budget"]["H"]
     figure, axis = plt.subplots(figsize=(5.8, 3.8))
-    means = [fixed["trained"][str(h)]["mean"] for h in heads]
-    axis.semilogx(heads, means, "o-", label="trained (mean over seeds)")
+    axis.semilogx(heads, [fixed["trained"][str(h)]["mean"] for h in heads], "o-",
+                  label="trained (mean over seeds)")
     for h in heads:
-        seeds = fixed["trained"][str(h)]["seeds"]
-        axis.semilogx([h] * len(seeds), seeds, "k.", ms=4)
+        axis.semilogx([h] * args.fixed_seeds, fixed["trained"][str(h)]["seeds"], "k.", ms=4)
     axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
-    fit = fixed["fit"]
-    grid = torch.logspace(0, math.log10(max(heads)), 100)
-    curve = fit["E0"] + fit["A"] * grid ** -fit["a"] + fit["B"] * (fixed["budget"] / grid) \
-        ** -fit["b"]
-    axis.semilogx(grid, curve, "k--", lw=1, label=f"fit: a = {fit['a']:.2f}, b = {fit['b']:.2f}")
-    if fit["H_star_reported"]:
-        axis.axvline(fit["H_star"], color="tab:red", ls=":", label=f"H* = {fit['H_star']:.1f}")
     axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
     helpers.label_log_axis(axis, heads)
     axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
@@ -333,10 +252,8 @@ def report_fixed_budget(result, args):
           f"{fixed['budget']}: validation NMSE mean over {args.fixed_seeds} seed(s) [oracle]")
     print("   " + "  ".join(f"H={h}: {fixed['trained'][str(h)]['mean']:.3f} "
                            f"[{fixed['oracle'][str(h)]:.3f}]" for h in fixed["H"]))
-    fit = fixed["fit"]
-    print(f"   fit E0 + A H^-a + B d^-b: E0 = {fit['E0']:.3f}, a = {fit['a']:.2f}, "
-          f"b = {fit['b']:.2f}; " + (f"H* = {fit['H_star']:.1f}" if fit["H_star_reported"]
-                                      else "no clear head-dimension term: H* not reported"))
+    print(f"   lowest trained NMSE per seed at H = {fixed['best_H_per_seed']}; the oracle's at "
+          f"H = {fixed['best_H_oracle']}")
 
 
 # %% [markdown]
@@ -349,9 +266,8 @@ def report_fixed_budget(result, args):
 #   also carries a pointer $q_t = k_{\pi(t)}$, the key of an earlier token $\pi(t) < t$, and
 #   $y \propto \sum_{t \ge 1} v_{\pi(t)}$. Layer 1 must fetch $v_{\pi(t)}$ at every token (a
 #   rank-$p$ match: token $t$ cannot know which later tokens will point at it), and layer 2
-#   only averages. (An earlier version multiplied, $y \propto \sum_t v_t v_{\pi(t)}$; that target
-#   has no part linear in the values, and in a pilot every allocation sat on a plateau for the
-#   first thousand steps, longer than the default run can afford.)
+#   only averages. (In a pilot, the product target $\sum_t v_t v_{\pi(t)}$ kept every
+#   allocation on a plateau for longer than the default run's thousand steps.)
 # * **prefix-match** — the content match must happen in **layer 2**. The last token carries
 #   the key of a memory token $s$, and $y \propto \sum_{t \le s} v_t$. Layer 1 can only form
 #   running sums (a causal average: no score needed); layer 2 must then find $s$ (rank $p$) and
@@ -360,26 +276,17 @@ def report_fixed_budget(result, args):
 # Four two-layer allocations of $H_\ell \times d_\ell$ with a rich head dimension $p$ and a poor
 # one 2: uniform $[(2, \tfrac{p+2}{2}), (2, \tfrac{p+2}{2})]$, front-loaded $[(2, p), (2, 2)]$,
 # back-loaded $[(2, 2), (2, p)]$ — the same budget $2(p+2)$, asserted — and front-reduced
-# $[(2, p), (1, 2)]$, which halves front-loaded's late layer (a budget of $2p + 2$ in all):
-# paper B's question of whether later layers can be thinner. Prediction: front beats back on
-# match-aggregate, back beats front on prefix-match. Runs of one seed share data and batch
-# order across allocations; each difference is taken per seed and judged by its 95 %
-# t-interval.
+# $[(2, p), (1, 2)]$ (budget $2p + 2$): can later layers be thinner? Prediction: front beats
+# back on match-aggregate, back beats front on prefix-match. Runs of one seed share data and
+# batch order across allocations; each difference is judged by its paired 95 % t-interval.
 #
 # **The no-match baseline** [training-free]: both targets are linear in the values, so
-# $\mathbb E[y \mid v] = \sum_t w_t v_t$ with weights that depend on positions only
-# ($w_s \propto \sum_{t > s} 1/t$ for match-aggregate, whose pointer is uniform on the earlier
-# tokens; $w_t \propto \sum_{s \ge t} 1/\sqrt{s+1}$ for prefix-match, whose $s$ is uniform). It is
-# the best prediction of a model that sees every value but never finds which token a key names:
-# an allocation near this line has not learned its match.
+# $\mathbb E[y \mid v] = \sum_t w_t v_t$ with positional weights ($w_s \propto \sum_{t > s} 1/t$
+# for match-aggregate, whose pointer is uniform on earlier tokens; $w_t \propto \sum_{s \ge t}
+# (s+1)^{-1/2}$ for prefix-match, whose $s$ is uniform): the best prediction of a model that sees
+# every value but never finds its match. An allocation near this line has not learned it.
 
 # %%
-def unit_keys(n, seq_len, dim, generator):
-    """[n, L, p] keys uniform on the unit sphere."""
-    keys = torch.randn(n, seq_len, dim, generator=generator)
-    return keys / keys.norm(dim=-1, keepdim=True)
-
-
 def match_aggregate_task(n, seq_len, dim, seed):
     """x [n, T, 2p + 1] = [k_t | q_t = k_pi(t) | v_t], y [n] ~ sum_{t>=1} v_pi(t)."""
     generator = torch.Generator().manual_seed(seed)
@@ -428,8 +335,7 @@ def allocations(rich, poor):
     middle = (rich + poor) // 2
     compared = {"uniform": [(2, middle), (2, middle)], "front-loaded": [(2, rich), (2, poor)],
                 "back-loaded": [(2, poor), (2, rich)], "front-reduced": [(2, rich), (1, poor)]}
-    equal = {attention_budget(compared[name]) for name in ("uniform", "front-loaded",
-                                                           "back-loaded")}
+    equal = {attention_budget(compared[n]) for n in ("uniform", "front-loaded", "back-loaded")}
     assert len(equal) == 1, f"unequal budgets {equal}"
     return compared
 
@@ -463,8 +369,7 @@ def run_allocations(args, result):
                  n_valid=args.n_valid, device=args.device, seed=args.seed + s,
                  data_seed=args.seed + s, name=f"b: {task} {name}")
             for task in TASKS for name, layers in compared.items() for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_config, regression_label,
-                                regression_cost)
+    results = helpers.run_sweep(runs, args.workers, train_config, regression_label, sweep_cost)
     comparison = {}
     for task in TASKS:
         seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
@@ -480,14 +385,15 @@ def run_allocations(args, result):
 
 def plot_allocations(result, args):
     """Parts b and c (one figure, whichever of them ran): each allocation's mean (bars) and every
-    seed (dots), per task and on text; dashed: the no-match baseline or the n-gram."""
+    seed (dots), per task and on text; dashed: the no-match baseline or the context-limited
+    control (its mean)."""
     panels = [(task, entry["allocations"], "validation NMSE", entry["no_match_baseline"],
                "no-match baseline") for task, entry in result.get("comparison", {}).items()]
     if "text" in result:
         text = result["text"]
         panels.append((f"text, T = {text['T']}", text["allocations"],
-                       "validation bits per character", text["ngram"]["bpc"],
-                       f"{text['ngram']['order']}-gram"))
+                       "validation bits per character", text["context_limited"]["mean"],
+                       f"control: last {text['context_limited']['characters']} characters"))
     figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
     for axis, (title, by_name, label, line, line_label) in zip(axes[0], panels):
         names = list(by_name)
@@ -518,35 +424,16 @@ def report_allocations(result, args):
 # %% [markdown]
 # ## c. Text that needs no download
 #
-# By default the corpus is the docstrings of a fixed list of Python standard-library modules,
-# gathered at run time (about 0.7 MB); `--text FILE` uses any text file instead. Characters
-# outside printable ASCII become `?`. Next-character prediction, cross-entropy in bits per
-# character (bpc), on a 90/10 split.
+# The default corpus is the Python language reference that Python carries for `help()`
+# (`pydoc_data.topics`: 0.47 MB of prose and code, a little different in each Python version);
+# `--text FILE` uses any text. Characters outside printable ASCII become `?`. Next-character
+# prediction, in bits per character (bpc), on a 90/10 split.
 
 # %%
-STDLIB_MODULES = ["argparse", "bisect", "calendar", "collections", "contextlib", "csv",
-                  "dataclasses", "datetime", "decimal", "difflib", "email.message", "enum",
-                  "fractions", "functools", "heapq", "inspect", "ipaddress", "itertools", "json",
-                  "logging", "pathlib", "pickle", "pprint", "random", "re", "shutil",
-                  "statistics", "string", "subprocess", "tarfile", "textwrap", "threading",
-                  "typing", "unittest", "urllib.parse", "zipfile"]
-
-
-def stdlib_docstrings():
-    """The docstrings of STDLIB_MODULES and their public members, joined (deterministic)."""
-    parts = []
-    with warnings.catch_warnings():  # some modules warn about their deprecated members
-        warnings.simplefilter("ignore")
-        for name in STDLIB_MODULES:
-            module = importlib.import_module(name)
-            parts.append(module.__doc__ or "")
-            for attribute in sorted(dir(module)):
-                member = getattr(module, attribute, None)
-                doc = getattr(member, "__doc__", None)
-                if not attribute.startswith("_") and isinstance(doc, str) and \
-                        getattr(member, "__module__", None) == module.__name__:
-                    parts.append(doc)
-    return "\n\n".join(parts)
+def python_reference():
+    """The text of the Python language reference that ships with Python (pydoc's topics)."""
+    from pydoc_data.topics import topics                                  # 79 topics, ~0.47 MB
+    return "\n\n".join(topics[name] for name in sorted(topics))
 
 
 def encode_text(text):
@@ -557,10 +444,10 @@ def encode_text(text):
     return torch.tensor([index.get(c, unknown) for c in text], dtype=torch.long), alphabet
 
 
-TEXT_LR = 1e-2  # part c; in a pilot at 1,000 steps 3e-3 stayed above the 4-gram, 1e-2 beat it
+TEXT_LR = 1e-2  # part c; in a pilot at 1,000 steps 1e-2 reached a lower bpc than 3e-3
 TEXT_WEIGHT_DECAY = 0.01  # part c: AdamW's weight decay for the character models
 TEXT_SPLIT = 0.9          # part c: the first 90 % of the characters train, the rest validate
-EVALUATION_WINDOWS = 256  # part c: evenly spaced held-out windows scored by models and n-gram
+EVALUATION_WINDOWS = 256  # part c: evenly spaced held-out windows scored by every model
 
 
 def train_language_model(run):
@@ -574,14 +461,19 @@ def train_language_model(run):
     all_starts = torch.randint(len(train) - run["T"] - 1, (run["steps"], run["batch_size"]),
                                generator=generator).to(device)  # drawn once, [steps, B]
     helpers.seed_everything(run["seed"])
-    model = AllocatedTransformer(run["layers"], run["width"], run["T"],
-                                 vocab=run["vocab"]).to(device)
+    model = language_model(run).to(device)
     helpers.fit(model, lambda step: language_model_loss(model, train, all_starts[step], run["T"]),
                 steps=run["steps"], lr=run["lr"], weight_decay=TEXT_WEIGHT_DECAY,
                 name=run["name"])
     return {**run, "data": None, "valid_bpc": evaluate_bpc(model, valid, run["T"]),
             "state": {k: v.cpu() for k, v in model.state_dict().items()},
             "seconds": time.perf_counter() - started}
+
+
+def language_model(run):
+    """The character model a run describes (its allocation, and its context limit if any)."""
+    return AllocatedTransformer(run["layers"], run["width"], run["T"], vocab=run["vocab"],
+                                context=run.get("context"))
 
 
 def language_model_loss(model, text, starts, seq_len):
@@ -603,108 +495,54 @@ def evaluate_bpc(model, text, seq_len, n_windows=EVALUATION_WINDOWS):
 
 
 # %% [markdown]
-# ### The baseline the models must beat: a count-based $n$-gram
+# ### The control: the same model limited to the last three characters
 #
-# A character model that does not beat counting has not learned to use its context, and then
-# no allocation can matter. The baseline predicts each character from the $n-1$ before it with
-# interpolated counts, $P_n(c \mid h) = \frac{N(h, c) + \kappa P_{n-1}(c \mid h')}{N(h) +
-# \kappa}$ ($h'$ = $h$ without its oldest character; $P_0$ uniform over the alphabet), with
-# $\kappa$ chosen from a small grid on the last tenth of the training text. It is scored on
-# exactly the characters the models are scored on.
+# Do the models use their context, or only the last few characters, as a 4-gram would? The
+# control retrains the uniform allocation (same seeds, data, batches) with a band in the causal
+# mask of each layer, so that the stack sees exactly the last 3 characters (a test perturbs
+# each input). "The models use more than three characters" stands only if uniform beats its
+# limited twin by a paired interval that excludes 0. (Until issue 23 a 4-gram stood here; a
+# model can beat counts by smoothing the same three characters better.)
 
 # %%
-def ngram_counts(ids, order):
-    """Counts N(h, c) and N(h) for every history length 0 .. order-1."""
-    text = ids.tolist()
-    counts = [Counter() for _ in range(order)]
-    totals = [Counter() for _ in range(order)]
-    for length in range(order):
-        for i in range(length, len(text)):
-            history = tuple(text[i - length:i])
-            counts[length][history + (text[i],)] += 1
-            totals[length][history] += 1
-    return counts, totals
-
-
-def ngram_probability(counts, totals, history, char, kappa, vocab):
-    """Interpolated P_n(char | history), from the empty history up."""
-    probability = 1.0 / vocab
-    for length in range(len(history) + 1):
-        h = tuple(history[len(history) - length:])
-        probability = (counts[length][h + (char,)] + kappa * probability) / (totals[length][h]
-                                                                             + kappa)
-    return probability
-
-
-def ngram_bits(ids, positions, counts, totals, order, kappa, vocab):
-    """Mean bits per character of ids[p] given ids[p-order+1 : p], over `positions`."""
-    text = ids.tolist()
-    total = 0.0
-    for p in positions:
-        history = text[max(0, p - order + 1):p]
-        total -= math.log2(ngram_probability(counts, totals, history, text[p], kappa, vocab))
-    return total / len(positions)
-
-
-NGRAM_ORDER = 4                        # the baseline's n
-KAPPAS = (0.1, 0.3, 1.0, 3.0, 10.0)   # the interpolation weights it chooses from
-TUNING_POSITIONS = 5000               # characters of the tuning tenth it is scored on
-
-
-def ngram_baseline(data, seq_len, vocab, order=NGRAM_ORDER, n_windows=EVALUATION_WINDOWS):
-    """bpc of the interpolated n-gram on the characters evaluate_bpc scores; kappa tuned on the
-    last tenth of the training text."""
-    split = int(TEXT_SPLIT * len(data))
-    train, valid = data[:split], data[split:]
-    tune_split = int(TEXT_SPLIT * len(train))
-    counts, totals = ngram_counts(train[:tune_split], order)
-    tune_positions = range(tune_split, len(train),
-                           max(1, (len(train) - tune_split) // TUNING_POSITIONS))
-    kappa = min(KAPPAS, key=lambda k: ngram_bits(
-        train, tune_positions, counts, totals, order, k, vocab))
-    counts, totals = ngram_counts(train, order)
-    starts = torch.linspace(0, len(valid) - seq_len - 2, n_windows).long().tolist()
-    positions = [start + offset for start in starts for offset in range(1, seq_len + 1)]
-    return {"order": order, "kappa": kappa,
-            "bpc": ngram_bits(valid, positions, counts, totals, order, kappa, vocab)}
-
-
+CONTEXT_LIMIT = 3                                              # characters the control sees
 TEXT_ALLOCATIONS = ("uniform", "front-loaded", "back-loaded")  # part b's equal budgets
+LIMITED = f"uniform, last {CONTEXT_LIMIT}"                     # the control's name
 
 
 def run_text(args, result):
-    """Part c: character models of each allocation, paired by seed, and the n-gram baseline.
-    The trained models go on to part d (the "_" key is not written)."""
-    text = args.text.read_text(errors="replace") if args.text else stdlib_docstrings()
+    """Part c: character models of each allocation and the context-limited control, paired by
+    seed. The trained models go on to part d (the "_" keys are not written)."""
+    text = args.text.read_text(errors="replace") if args.text else python_reference()
     data, alphabet = encode_text(text[: args.text_chars])
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
-    runs = [dict(T=args.text_T, width=args.text_width, lr=TEXT_LR, steps=args.lm_steps,
-                 batch_size=args.text_batch, layers=compared[name], vocab=len(alphabet),
-                 data=data, seed=args.seed + s, device=args.device, name=f"c: text {name}",
-                 allocation=name)
-            for name in TEXT_ALLOCATIONS for s in range(args.text_seeds)]
+    base = dict(T=args.text_T, width=args.text_width, lr=TEXT_LR, steps=args.lm_steps,
+                batch_size=args.text_batch, vocab=len(alphabet), data=data, device=args.device)
+    models = {**{name: dict(layers=compared[name]) for name in TEXT_ALLOCATIONS},
+              LIMITED: dict(layers=compared["uniform"], context=CONTEXT_LIMIT)}  # the control
+    runs = [dict(base, **model, seed=args.seed + s, name=f"c: text {name}", allocation=name)
+            for name, model in models.items() for s in range(args.text_seeds)]
     results = helpers.run_sweep(
         runs, args.workers, train_language_model,
-        lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}",
-        lambda r: r["T"] * r["steps"])
-    bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name)
-           for name in TEXT_ALLOCATIONS}
-    return {"text": {"source": str(args.text) if args.text else "stdlib docstrings",
+        lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}", sweep_cost)
+    bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name) for name in models}
+    return {"text": {"source": str(args.text) if args.text else "Python language reference",
                      "characters": len(data), "T": args.text_T,
-                     "ngram": ngram_baseline(data, args.text_T, len(alphabet)),
                      "allocations": {name: summary(compared[name], bpc[name])
                                      for name in TEXT_ALLOCATIONS},
-                     "paired": paired(bpc)},
+                     "paired": paired(bpc, PAIRS + [("uniform", LIMITED)]),  # and the control
+                     "context_limited": {"characters": CONTEXT_LIMIT,
+                                         **summary(compared["uniform"], bpc[LIMITED])}},
             "_text_models": results, "_text_valid": data[int(TEXT_SPLIT * len(data)):]}
 
 
 def report_text(result, args):
-    text = result["text"]
+    text, limited = result["text"], result["text"]["context_limited"]
     print(f"c. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
-          f"bpc over {args.text_seeds} paired seeds; {text['ngram']['order']}-gram baseline "
-          f"{text['ngram']['bpc']:.3f} (kappa {text['ngram']['kappa']:g})")
+          f"bpc over {args.text_seeds} paired seeds")
     for name, allocation in text["allocations"].items():
         print(f"   {name:<14} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
+    print(f"   control, {LIMITED} characters: {limited['mean']:.3f} +- {limited['std']:.3f}")
     for name, pair in text["paired"].items():
         print(f"   {helpers.describe_difference(name, pair)}")
 
@@ -712,24 +550,21 @@ def report_text(result, args):
 # %% [markdown]
 # ## d. Which layers tolerate a lower rank?
 #
-# Replace one head's score by its rank-$r$ version — file 05's `truncate_qk` on that head's
-# $W_Q^\top W_K$, padded back to $d$ rows with zeros (the $1/\sqrt d$ scale is kept) — and record
-# the increase in validation bpc. Raw increases are not comparable across layers (a layer whose
-# heads matter little has small increases at every rank), so each is divided by the increase
-# at rank 0 (the score removed: uniform causal attention). A normalised cost near 0 at rank 1
-# means the head's score is essentially rank 1; near 1, that rank 1 is as bad as no score.
-# This measures *sensitivity* of trained models, not what a model trained at that rank would
-# reach. Paper B's hypothesis (not shown in its Corollary 5.1, say the reviewers): later layers
-# tolerate smaller ranks.
+# Replace one head's score by its rank-$r$ version (file 05's `truncate_qk` on its
+# $W_Q^\top W_K$, padded back to $d$ rows with zeros) and record the increase in validation bpc,
+# divided by the increase at rank 0 (the score removed: uniform causal attention), so layers
+# whose heads matter little are comparable: near 0 at rank 1, the score is essentially rank 1;
+# near 1, rank 1 is as bad as no score. This measures the *sensitivity* of trained models, not
+# what a model trained at that rank would reach. Paper B's hypothesis (not shown in its
+# Corollary 5.1, say the reviewers): later layers tolerate smaller ranks.
 
 # %%
 @torch.no_grad()
-def rank_costs(run, valid, ranks):
-    """{layer: {rank: [normalised cost per head]}} for one trained language model."""
-    model = AllocatedTransformer(run["layers"], run["width"], run["T"], vocab=run["vocab"])
+def rank_costs(run, valid, ranks, costs):
+    """Add one trained language model's normalised costs to costs[layer][rank] (one per head)."""
+    model = language_model(run)
     model.load_state_dict(run["state"])
     base = evaluate_bpc(model, valid, run["T"])
-    table = {}
     for index, block in enumerate(model.blocks):
         for head in range(block.n_heads):
             saved_q, saved_k = block.W_Q[head].clone(), block.W_K[head].clone()
@@ -743,22 +578,17 @@ def rank_costs(run, valid, ranks):
                 block.W_Q[head].copy_(saved_q), block.W_K[head].copy_(saved_k)
             removed = increases.pop(0)
             for rank, increase in increases.items():
-                table.setdefault(str(index + 1), {}).setdefault(str(rank), []).append(
+                costs.setdefault(str(index + 1), {}).setdefault(str(rank), []).append(
                     increase / removed if removed > 1e-6 else 0.0)
-    return table
 
 
 def run_rank_by_layer(args, result):
     """Part d: the normalised truncation costs of every head of part c's uniform models."""
     costs = {}
     for run in (r for r in result["_text_models"] if r["allocation"] == "uniform"):
-        for layer, by_rank in rank_costs(run, result["_text_valid"],
-                                         range(1, args.key_dim)).items():
-            for rank, values in by_rank.items():
-                costs.setdefault(layer, {}).setdefault(rank, []).extend(values)
-    return {"rank_by_layer": {layer: {rank: {"per_head": values,
-                                             "mean": sum(values) / len(values)}
-                                      for rank, values in by_rank.items()}
+        rank_costs(run, result["_text_valid"], range(1, args.key_dim), costs)
+    return {"rank_by_layer": {layer: {rank: {"per_head": v, "mean": sum(v) / len(v)}
+                                      for rank, v in by_rank.items()}
                               for layer, by_rank in costs.items()}}
 
 
@@ -769,9 +599,8 @@ def plot_rank_by_layer(result, args):
         axis.plot([int(r) for r in by_rank], [e["mean"] for e in by_rank.values()], "o-",
                   label=f"layer {layer}")
     axis.axhline(0, color="gray", lw=0.5)
-    axis.set_xlabel("kept rank r of one head's W_Q^T W_K")
-    axis.set_ylabel("cost(r) / cost(score removed)")
-    axis.set_title("Truncating one head at a time (uniform text models)")
+    axis.set(xlabel="kept rank r of one head's W_Q^T W_K", ylabel="cost(r) / cost(score removed)",
+             title="Truncating one head at a time (uniform text models)")
     axis.legend(fontsize=7)
     return figure
 
@@ -787,8 +616,8 @@ def report_rank_by_layer(result, args):
 # ## e. The strategy as a function **[inferred]**
 #
 # Paper B's qualitative rule: early layers extract and need enough heads; later layers see a
-# saturated softmax, so they can use smaller head dimensions. The paper gives no formula. Ours,
-# with the run that supports each rule (file and JSON key) or marked as an assumption:
+# saturated softmax and can use smaller head dimensions. It gives no formula; ours, with what
+# supports each rule (file and JSON key) or marked as an assumption:
 #
 # 1. **The first layer gets exactly $D$ heads** — one per token it must extract. Supported by
 #    02 (`results/02_multihead_model.json` → `knee`: the error falls 40–72× at $h = D$) and by
@@ -797,16 +626,14 @@ def report_rank_by_layer(result, args):
 #    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
 # 3. **Later layers use half the first layer's head dimension** and share the rest of the budget
 #    equally, as many heads as their share allows. Supported only where part b's
-#    `comparison` → `match-aggregate` → `paired` → `front-reduced - uniform` says that a
-#    smaller
-#    late budget costs nothing, on a task whose matching happens in layer 1; the control task
-#    (`prefix-match`) shows the opposite, so this rule is an *assumption* about which kind of
-#    task a model faces. The sequence length is accepted but changes nothing: no run here ties
-#    a threshold on $T$ to the allocation (file 05 finds saturation only for bounded logits).
+#    `front-reduced - uniform` says a smaller late budget costs nothing, on a task that matches
+#    in layer 1; `prefix-match` shows the opposite, so the rule assumes which kind of task a
+#    model faces. $T$ is accepted but changes nothing: no run here ties a threshold on $T$ to
+#    the allocation (file 05 finds saturation only for bounded logits).
 #
-# The budget is a promise: the layers never hold more than `budget` in total (a property test
-# checks a grid of inputs). The smallest budget the rules can meet is $D + (n - 1)$: $D$ heads
-# of dimension 1 first, then one head of dimension 1 per later layer.
+# The layers never hold more than `budget` (a property test checks a grid of inputs); the
+# smallest budget the rules can meet is $D + n - 1$ (heads of dimension 1 throughout). The run
+# ends with what it says about each rule: the verdict of each paired interval that bears on it.
 
 # %%
 def attention_budget(layers):
@@ -840,15 +667,11 @@ def allocate(budget, n_layers, D, seq_len):
     return layers
 
 
-# %% [markdown]
-# What this run says about each rule: the verdict of each paired 95 % interval that bears on
-# it, read from the JSON of the parts that ran (README §06 keeps the practitioner's table).
-
-# %%
 ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
 RULES = {"front-loaded - back-loaded": "the rich head dimension goes where the match is",
          "front-reduced - uniform": "later layers can be thinner",
-         "front-loaded - uniform": "front-loading beats uniform (paper B)"}
+         "front-loaded - uniform": "front-loading beats uniform (paper B)",
+         f"uniform - {LIMITED}": f"the text models use more than {CONTEXT_LIMIT} characters"}
 
 
 def closing_table(result):
@@ -880,53 +703,44 @@ def report_strategy(result, args):
 # %% [markdown]
 # ## Running it
 #
-# Three presets (`--quick` for the tests, the default for a laptop, `--full` for a longer run);
-# every flag set on the command line wins over its preset. `--parts b,c` reruns only those
-# parts (part d needs c's models, so it runs c too); a partial run's files are named after its
-# parts (`results/06_allocation_parts_b.json`), and every run writes under `runs/` unless
-# `--out .` asks to refresh the committed results.
+# Presets `--quick` (the tests), the default (a laptop) and `--full`; a flag on the command line
+# wins over its preset. `--parts b,c` reruns only those parts (d brings c along) and names its
+# files after them; every run writes under `runs/` unless `--out .` refreshes the committed ones.
 
 # %%
-SIZES = {  # every size of this file's presets: --fixed-heads etc. on the command line
-    "fixed_heads": "a: head counts H; each divides --queries * --key-dim and is a divisor or a "
-                   "multiple of --queries",
-    "queries": "a: queries M carried by the last token",
-    "key_dim": "a, b: key dimension p (even, at least 4); part b's rich head dimension",
-    "memory": "a: memory tokens L (at least --queries)",
-    "fixed_seeds": "a: seeds per H",
-    "fixed_steps": "a: training steps per run",
-    "width": "a: model width E",
-    "T": "b: sequence length",
-    "compare_width": "b: model width E",
-    "lm_steps": "c: training steps per character model",
-    "text_T": "c: context length of the character models",
-    "text_seeds": "c: paired seeds per allocation (at least 2)",
-    "text_batch": "c: windows per training step",
-    "text_width": "c: model width E",
-    "text_chars": "c: characters of text used at most",
-}  # and from helpers.add_training_flags: seeds, steps (b), n_train, n_valid (a and b)
-PRESETS = {
-    "quick": dict(fixed_heads=[1, 2, 8], queries=2, key_dim=4, memory=8, fixed_seeds=1,
-                  fixed_steps=100, width=16, T=8, seeds=2, steps=100, compare_width=16,
-                  n_train=1000, n_valid=300, lm_steps=40, text_T=16, text_seeds=2,
-                  text_batch=16, text_width=16, text_chars=60000),
-    "default": dict(fixed_heads=[1, 2, 4, 8, 16], queries=4, key_dim=8, memory=16,
-                    fixed_seeds=2, fixed_steps=1500, width=48, T=12, seeds=5, steps=1000,
-                    compare_width=32, n_train=20000, n_valid=2000, lm_steps=1000, text_T=64,
-                    text_seeds=3, text_batch=16, text_width=48, text_chars=400000),
-    "full": dict(fixed_heads=[1, 2, 4, 8, 16, 32], queries=4, key_dim=8, memory=16,
-                 fixed_seeds=3, fixed_steps=5000, width=48, T=16, seeds=10, steps=3000,
-                 compare_width=48, n_train=100000, n_valid=4000, lm_steps=5000, text_T=128,
-                 text_seeds=5, text_batch=32, text_width=48, text_chars=2000000),
+SIZES = {  # key: (--quick, default, --full, what it sizes); its flag is --fixed-heads etc.
+    "fixed_heads": ([1, 2, 8], [1, 2, 4, 8, 16], [1, 2, 4, 8, 16, 32], "a: head counts H; each "
+                    "divides --queries * --key-dim and is a divisor or a multiple of --queries"),
+    "queries": (2, 4, 4, "a: queries M carried by the last token"),
+    "key_dim": (4, 8, 8, "a, b: key dimension p (even, at least 4); part b's rich head dimension"),
+    "memory": (8, 16, 16, "a: memory tokens L (at least --queries)"),
+    "fixed_seeds": (1, 2, 3, "a: seeds per H"),
+    "fixed_steps": (100, 1500, 5000, "a: training steps per run"),
+    "width": (16, 48, 48, "a: model width E"),
+    "T": (8, 12, 16, "b: sequence length"),
+    "compare_width": (16, 32, 48, "b: model width E"),
+    "seeds": (2, 5, 10, None),                # b: paired seeds    } flags of
+    "steps": (100, 1000, 3000, None),         # b: training steps  } helpers.add_training_flags
+    "n_train": (1000, 20000, 100000, None),   # a, b: training sequences
+    "n_valid": (300, 2000, 4000, None),       # a, b: validation sequences
+    "lm_steps": (40, 1000, 5000, "c: training steps per character model"),
+    "text_T": (16, 64, 128, "c: context length of the character models"),
+    "text_seeds": (2, 3, 5, "c: paired seeds per allocation (at least 2)"),
+    "text_batch": (16, 16, 32, "c: windows per training step"),
+    "text_width": (16, 48, 48, "c: model width E"),
+    "text_chars": (60000, 400000, 2000000, "c: characters of text used at most"),
 }
+PRESETS = {name: {key: row[i] for key, row in SIZES.items()}
+           for i, name in enumerate(("quick", "default", "full"))}
 
 
 def build_parser():
     """Every flag of this file, with its help (python 06_allocation.py --help)."""
     parser = helpers.make_parser(__doc__.split("\n")[0])
-    helpers.add_preset_flags(parser, PRESETS, SIZES)
-    parser.add_argument("--text", type=Path, help="a text file for part c (default: Python's "
-                                                   "standard-library docstrings)")
+    helpers.add_preset_flags(parser, PRESETS, {key: row[3] for key, row in SIZES.items()
+                                               if row[3]})
+    parser.add_argument("--text", type=Path, help="a text file for part c (default: the Python "
+                                                   "language reference, pydoc_data.topics)")
     helpers.add_training_flags(parser)
     helpers.add_parts_flag(parser, PARTS)
     return parser
@@ -937,37 +751,32 @@ def config(argv=None):
     work that the run they describe can finish with finite numbers (else one line, exit 2)."""
     parser = build_parser()
     args = helpers.config(parser, PRESETS, argv, parts=PARTS)
-    if args.key_dim < 4 or args.key_dim % 2:
-        helpers.refuse(parser, "--key-dim", f"an even number of at least 4 (the uniform "
-                       f"allocation uses (key_dim + 2) / 2), got {args.key_dim}", smallest=4)
     budget = args.queries * args.key_dim
     fitting = [h for h in range(1, budget + 1)
                if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
     misfits = [h for h in args.fixed_heads if h not in fitting]
-    if misfits:
-        helpers.refuse(parser, "--fixed-heads", f"{misfits} do not fit the budget {budget} = "
-                       f"--queries * --key-dim (each H divides it and is a divisor or a multiple "
-                       f"of --queries {args.queries})", smallest=",".join(map(str, fitting[:3])))
-    if len(set(args.fixed_heads)) < 3:
-        helpers.refuse(parser, "--fixed-heads", "give at least three different head counts to "
-                       "fit E(H)", smallest=",".join(map(str, fitting[:3])))
-    if args.memory < args.queries:
-        helpers.refuse(parser, "--memory", f"the last token asks for {args.queries} distinct "
-                       f"stored keys (--queries)", smallest=args.queries)
-    if args.T < 3:
-        helpers.refuse(parser, "--T", "part b's tasks need a pointer to an earlier token and a "
-                       "query after the memory", smallest=3)
-    for flag, value in (("--seeds", args.seeds), ("--text-seeds", args.text_seeds)):
-        if value < 2:
-            helpers.refuse(parser, flag, "paired differences need at least two seeds",
-                           smallest=2)
-    if args.text_chars < 20 * args.text_T:
-        helpers.refuse(parser, "--text-chars", f"the 90/10 split needs at least 20 T characters "
-                       f"for windows of --text-T {args.text_T}", smallest=20 * args.text_T)
-    if args.text is not None and (not args.text.is_file() or
-                                  len(args.text.read_text(errors="replace")) < 20 * args.text_T):
-        helpers.refuse(parser, "--text", f"need a text file of at least {20 * args.text_T} "
-                       f"characters, got {args.text}")
+    checks = [  # (flag, accepted, why not, the smallest value accepted or None)
+        ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0, "an even number of at least "
+         f"4 (the uniform allocation uses (key_dim + 2) / 2), got {args.key_dim}", 4),
+        ("--fixed-heads", not misfits, f"{misfits} do not fit the budget {budget} = --queries * "
+         f"--key-dim (each H divides it and is a divisor or a multiple of --queries "
+         f"{args.queries})", ",".join(map(str, fitting[:3]))),
+        ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "give at least three different head "
+         "counts to show both sides of the trade-off", ",".join(map(str, fitting[:3]))),
+        ("--memory", args.memory >= args.queries, f"the last token asks for {args.queries} "
+         "distinct stored keys (--queries)", args.queries),
+        ("--T", args.T >= 3, "part b's tasks need a pointer to an earlier token and a query "
+         "after the memory", 3),
+        *[(flag, seeds >= 2, "paired differences need at least two seeds", 2)
+          for flag, seeds in (("--seeds", args.seeds), ("--text-seeds", args.text_seeds))],
+        ("--text-chars", args.text_chars >= 20 * args.text_T, "the 90/10 split needs at least "
+         f"20 T characters for windows of --text-T {args.text_T}", 20 * args.text_T),
+        ("--text", args.text is None or args.text.is_file() and len(args.text.read_text(
+            errors="replace")) >= 20 * args.text_T, "need a text file of at least "
+         f"{20 * args.text_T} characters, got {args.text}", None)]
+    for flag, accepted, why, smallest in checks:
+        if not accepted:
+            helpers.refuse(parser, flag, why, smallest=smallest)
     return args
 
 

@@ -58,7 +58,6 @@ from torch import nn
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
 
-allocation = helpers.load_concept("06_allocation")
 
 # %% [markdown]
 # ## The data: images at a random place in a larger frame
@@ -193,9 +192,10 @@ def load_data(data, data_dir, n_train, n_valid):
 # ## The model: a small vision transformer
 #
 # Linear patch embedding, a learned CLS token, learned positions, then file 06's pre-LN block
-# ($u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$,
-# logits with the repository's $1/\sqrt d$ convention) **without** the causal mask, and a
-# linear classifier on the CLS token. $h$ heads of dimension $d$ in each layer.
+# (`helpers.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$,
+# $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$, logits with the repository's $1/\sqrt d$
+# convention) **without** the causal mask, and a linear classifier on the CLS token. $h$ heads
+# of dimension $d$ in each layer.
 
 # %%
 class VisionTransformer(nn.Module):
@@ -206,7 +206,7 @@ class VisionTransformer(nn.Module):
         self.embed = nn.Linear(patch_dim, width)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
         self.position = nn.Parameter(torch.randn(n_patches + 1, width) * 0.02)
-        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
+        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, n_classes)

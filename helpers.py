@@ -13,6 +13,7 @@ construction) stays in its numbered file. Contents, in order of use:
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
     nmse, count_parameters              the metric of both papers; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
+    Block                               a pre-LN block with H heads of dimension d (06 and 07)
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
@@ -44,6 +45,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 import scipy.stats
 import torch
+from torch import nn
 
 ROOT = Path(__file__).resolve().parent
 RUNS = ROOT / "runs"  # the default --out: git ignores it; `--out .` refreshes the committed files
@@ -302,6 +304,49 @@ def attention_weights(scores, scale, cap=None, mask=None):
     if mask is not None:
         logits = logits.masked_fill(mask, -math.inf)
     return logits.softmax(dim=-1)
+
+
+# ----------------------------------------------------------------------------------------------
+# A pre-layer-norm transformer block (files 06 and 07)
+# ----------------------------------------------------------------------------------------------
+class Block(nn.Module):
+    """Pre-LN block with n_heads heads of dimension head_dim: u <- u + MHA(LN(u)), then
+    u <- u + MLP(LN(u)); logits scaled by 1/sqrt(head_dim). File 06 stacks it with a causal
+    mask (AllocatedTransformer), file 07 without one (its vision transformer)."""
+
+    def __init__(self, width, n_heads, head_dim):
+        super().__init__()
+        scale = 1 / math.sqrt(width)
+        self.n_heads, self.head_dim = n_heads, head_dim
+        self.W_Q = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)  # [H, d, E]
+        self.W_K = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_V = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_O = nn.Linear(n_heads * head_dim, width, bias=False)
+        self.norm_attention, self.norm_mlp = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
+
+    def attention(self, u, mask, last_only=False):
+        """Multi-head attention: u [B, T, E], mask [T, T] (True = not allowed) or None
+        -> [B, T, E]; with last_only, the last position's output alone, [B, 1, E]."""
+        asking = u[:, -1:] if last_only else u                             # [B, T', E]
+        q = torch.einsum("bte,hde->bhtd", asking, self.W_Q)                # queries [B, H, T', d]
+        k = torch.einsum("bte,hde->bhtd", u, self.W_K)                     # keys    [B, H, T, d]
+        v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # values  [B, H, T, d]
+        if last_only and mask is not None:
+            mask = mask[-1:]
+        weights = attention_weights(q @ k.transpose(-1, -2),                # [B, H, T', T]
+                                    1 / math.sqrt(self.head_dim), mask=mask)
+        heads = weights @ v                                                # [B, H, T', d]
+        return self.W_O(heads.transpose(1, 2).flatten(2))                 # concat, W_O
+
+    def forward(self, u, mask, last_only=False):
+        """u [B, T, E] -> [B, T, E], or [B, 1, E] with last_only (file 06's regression models
+        read only the last position)."""
+        normed = self.norm_attention(u)
+        u = u[:, -1:] if last_only else u
+        u = u + self.attention(normed, mask, last_only)
+        return u + self.mlp(self.norm_mlp(u))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""06_allocation.py: equal budgets, allocate() rules, the fit, the block against a slow loop."""
+"""06_allocation.py: equal budgets, allocate() rules, the masks, the block against a slow loop."""
 import json
 import math
 
@@ -31,7 +31,7 @@ def slow_attention(block, u):
 @pytest.mark.parametrize("heads, head_dim", [(1, 4), (3, 2), (4, 5)])
 def test_block_attention_equals_a_slow_loop(heads, head_dim):
     torch.manual_seed(0)
-    block = allocation.Block(width=8, n_heads=heads, head_dim=head_dim)
+    block = helpers.Block(width=8, n_heads=heads, head_dim=head_dim)
     u = torch.randn(2, 5, 8)
     with torch.no_grad():
         future = torch.ones(5, 5, dtype=torch.bool).triu(1)                # the causal mask
@@ -157,31 +157,45 @@ def test_paired_statistics_on_known_numbers():
     assert noisy["verdict"] == "no clear difference"
 
 
-def test_fit_recovers_known_parameters():
-    E0, A, a, B, b, budget = 0.05, 2.0, 1.0, 0.5, 1.5, 64
-    heads = [1, 2, 4, 8, 16, 32, 64]
-    errors = [E0 + A * h ** -a + B * (budget / h) ** -b for h in heads]
-    fit = allocation.fit_tradeoff(heads, errors, budget)
-    assert fit["a"] == pytest.approx(a, rel=0.1) and fit["b"] == pytest.approx(b, rel=0.1)
-    grid = [1 + i * (budget - 1) / 4000 for i in range(4001)]
-    best = min(grid, key=lambda h: E0 + A * h ** -a + B * (budget / h) ** -b)
-    assert fit["H_star"] == pytest.approx(best, rel=0.1)
+@pytest.mark.parametrize("seq_len, n_layers, context", [(6, 1, None), (6, 2, 3), (7, 1, 3),
+                                                         (8, 2, 5), (5, 3, 4)])
+def test_causal_mask_against_a_loop(seq_len, n_layers, context):
+    """Position t may look at s in one layer iff s <= t and, with a context, t - s < w."""
+    mask = allocation.causal_mask(seq_len, n_layers, context)
+    w = seq_len if context is None else (context - 1) // n_layers + 1
+    for t in range(seq_len):
+        for s in range(seq_len):
+            assert bool(mask[t, s]) == (not (s <= t and t - s < w))
 
 
-def test_ngram_probabilities_sum_to_one_and_baseline_is_finite():
-    ids, alphabet = allocation.encode_text("the cat sat on the mat. " * 40)
-    counts, totals = allocation.ngram_counts(ids, 4)
-    for history in ([], [int(ids[0])], ids[:3].tolist()):
-        total = sum(allocation.ngram_probability(counts, totals, history, c, 0.3, len(alphabet))
-                    for c in range(len(alphabet)))
-        assert total == pytest.approx(1.0, abs=1e-9)
-    baseline = allocation.ngram_baseline(ids, 8, len(alphabet))
-    assert 0 < baseline["bpc"] < math.log2(len(alphabet))
+def test_context_limit_is_not_a_whole_number_of_hops():
+    with pytest.raises(ValueError, match="context of 4"):
+        allocation.causal_mask(6, 2, 4)
 
 
-def test_text_encoding_and_stdlib_corpus():
-    text = allocation.stdlib_docstrings()
-    assert len(text) > 100_000 and text == allocation.stdlib_docstrings()  # deterministic
+@pytest.mark.parametrize("context", [None, 3])
+def test_limited_model_sees_exactly_the_last_characters(context):
+    """Perturb each input character: the output at t changes iff s is among the last `context`
+    characters up to t (all of 0 .. t without a limit): the receptive field of the stack."""
+    torch.manual_seed(0)
+    seq_len = 8
+    model = allocation.AllocatedTransformer([(2, 5), (2, 5)], width=8, seq_len=seq_len, vocab=10,
+                                            context=context)
+    x = torch.randint(10, (1, seq_len))
+    with torch.no_grad():
+        base = model(x)[0]
+        for s in range(seq_len):
+            changed = x.clone()
+            changed[0, s] = (x[0, s] + 1) % 10
+            moved = (model(changed)[0] - base).abs().amax(dim=-1) > 1e-6     # [T]
+            for t in range(seq_len):
+                seen = s <= t and (context is None or t - s < context)
+                assert bool(moved[t]) == seen, (s, t)
+
+
+def test_text_encoding_and_the_reference_corpus():
+    text = allocation.python_reference()
+    assert len(text) > 100_000 and text == allocation.python_reference()  # deterministic
     ids, alphabet = allocation.encode_text("ab\né")
     assert [alphabet[i] for i in ids.tolist()] == ["a", "b", "\n", "?"]
 
@@ -197,12 +211,18 @@ def test_main_quick(quick_args):
     assert set(result["text"]["allocations"]) == {"uniform", "front-loaded", "back-loaded"}
     assert all(b < 7 for a in result["text"]["allocations"].values() for b in a["seeds"])
     assert set(result["fixed_budget"]["oracle"]) == set(map(str, args.fixed_heads))
+    assert result["fixed_budget"]["best_H_oracle"] in args.fixed_heads
+    assert len(result["fixed_budget"]["best_H_per_seed"]) == args.fixed_seeds
+    limited = result["text"]["context_limited"]
+    assert limited["characters"] == allocation.CONTEXT_LIMIT and len(limited["seeds"]) == 2
+    assert f"uniform - {allocation.LIMITED}" in result["text"]["paired"]
     rows = result["rules"]
-    assert len(rows) == 2 * 3 + 2             # b: 3 rules on each task (the control pair too)
+    assert len(rows) == 2 * 3 + 3   # b: 3 rules on each task; c: 2 and the context control
     assert all({"rule", "evidence", "strength"} <= set(row) for row in rows)
     assert {row["strength"] for row in rows} <= {"front-loaded better", "back-loaded better",
                                                  "front-reduced better", "uniform better",
-                                                 "no clear difference"}
+                                                 "no clear difference",
+                                                 f"{allocation.LIMITED} better"}
 
 
 def test_parts_runs_only_what_it_names(quick_args):
