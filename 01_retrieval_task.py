@@ -115,19 +115,32 @@ def sample_inputs(n, seq_len, dim, seed, distribution="normal"):
     return torch.rand(n, seq_len, dim, generator=generator)
 
 
-RANDOM_DIRECTIONS_SEED = 1234  # the fixed seed of directions="random" (the paper's a_i unknown)
+RANDOM_DIRECTIONS_SEED = 1234  # the fixed seed of the random readings (the paper's a_i unknown)
+DIRECTIONS = ("orthonormal", "random", "gaussian")  # the readings of "fixed a_i" we compare
+DEFAULT_DIRECTIONS = "orthonormal"  # the reading files 01-04 use unless --directions says other
 
 
-def task_directions(D, dim=4, kind="orthonormal"):
-    """The fixed a_i, [D, d]: the standard basis e_i, or unit vectors drawn with a fixed seed."""
+def add_directions_flag(parser):
+    """--directions, the same flag in files 01-04: which reading of the fixed a_i."""
+    parser.add_argument("--directions", choices=DIRECTIONS, default=DEFAULT_DIRECTIONS,
+                        help="the task's fixed a_i: the standard basis (orthonormal), unit "
+                             "vectors drawn once (random), or the same draws unnormalised "
+                             f"(gaussian); default: {DEFAULT_DIRECTIONS}")
+
+
+def task_directions(D, dim=4, kind=DEFAULT_DIRECTIONS):
+    """The fixed a_i, [D, d]: the standard basis e_i ("orthonormal"), or D Gaussian vectors
+    drawn with a fixed seed, kept as drawn ("gaussian") or scaled to unit length ("random")."""
+    if kind not in DIRECTIONS:
+        raise ValueError(f"directions must be one of {DIRECTIONS}, got {kind!r}")
     if kind == "orthonormal":
         return torch.eye(dim)[:D]
     generator = torch.Generator().manual_seed(RANDOM_DIRECTIONS_SEED)
-    directions = torch.randn(D, dim, generator=generator)
-    return directions / directions.norm(dim=1, keepdim=True)
+    directions = torch.randn(D, dim, generator=generator)                 # [D, d]
+    return directions if kind == "gaussian" else directions / directions.norm(dim=1, keepdim=True)
 
 
-def synthetic_task(D, seq_len, dim=4, directions="orthonormal"):
+def synthetic_task(D, seq_len, dim=4, directions=DEFAULT_DIRECTIONS):
     """Paper A's instance: y = sum_{i<=D} max_t a_i.x(t), a_i from task_directions (see above)."""
     if not 1 <= D <= dim:
         raise ValueError(f"D must be between 1 and d = {dim}, got {D}")
@@ -140,7 +153,7 @@ def synthetic_task(D, seq_len, dim=4, directions="orthonormal"):
     )
 
 
-def sample_synthetic(n, seq_len, D=4, dim=4, seed=0, directions="orthonormal"):
+def sample_synthetic(n, seq_len, D=4, dim=4, seed=0, directions=DEFAULT_DIRECTIONS):
     """x [n, T, d] ~ N(0, I), y [n], retrieved positions [n, D] (the argmax token of each a_i)."""
     x = sample_inputs(n, seq_len, dim, seed)
     y, _, positions = synthetic_task(D, seq_len, dim, directions)(x)
@@ -170,7 +183,8 @@ EXAMPLE_T = 16         # their length T
 
 def run_examples(args, result):
     """Part a's numbers: a few sequences of the synthetic task and of the toy task."""
-    x, y, positions = sample_synthetic(EXAMPLE_SEQUENCES, EXAMPLE_T, args.D, args.d, args.seed)
+    x, y, positions = sample_synthetic(EXAMPLE_SEQUENCES, EXAMPLE_T, args.D, args.d, args.seed,
+                                       args.directions)
     toy_x, toy_y, toy_positions = sample_max_plus_min(EXAMPLE_SEQUENCES, EXAMPLE_T, args.seed)
     return {"examples": {"x": x.tolist(), "y": y.tolist(), "positions": positions.tolist()},
             "toy_examples": {"x": toy_x.tolist(), "y": toy_y.tolist(),
@@ -217,10 +231,11 @@ def report_examples(result, args):
 HISTOGRAM_BINS = 60  # shared bins of the y histograms of part b's figure
 
 
-def target_statistics(seq_lens, n, D, dim, seed, bins=HISTOGRAM_BINS):
+def target_statistics(seq_lens, n, D, dim, seed, directions=DEFAULT_DIRECTIONS,
+                      bins=HISTOGRAM_BINS):
     """Mean, variance and a histogram (density on shared bins) of y for each T."""
     # On the CPU by design: the samples are drawn there, and torch.histogram has no CUDA kernel.
-    samples = {t: sample_synthetic(n, t, D, dim, seed)[1] for t in seq_lens}
+    samples = {t: sample_synthetic(n, t, D, dim, seed, directions)[1] for t in seq_lens}
     low = min(float(y.min()) for y in samples.values())
     high = max(float(y.max()) for y in samples.values())
     stats = {}
@@ -234,7 +249,7 @@ def target_statistics(seq_lens, n, D, dim, seed, bins=HISTOGRAM_BINS):
 def run_statistics(args, result):
     """Part b's numbers: the mean, variance and histogram of y at every --T."""
     return {"target_stats": target_statistics(args.T, args.n_samples, args.D, args.d,
-                                              args.seed)}
+                                              args.seed, args.directions)}
 
 
 def plot_statistics(result, args):
@@ -418,6 +433,7 @@ def build_parser():
                         help="intrinsic dimension of the synthetic task, 1..d (default: 4)")
     parser.add_argument("--d", type=helpers.positive_int, default=4,
                         help="token dimension (default: 4, as in the paper)")
+    add_directions_flag(parser)
     parser.add_argument("--n-samples", type=helpers.positive_int,
                         help="sequences sampled per T for the y statistics")
     parser.add_argument("--density-T", type=helpers.positive_int,
@@ -435,7 +451,7 @@ def config(argv=None):
     parser = build_parser()
     args = helpers.config(parser, PRESETS, argv)
     if args.D > args.d:
-        helpers.refuse(parser, "--D", f"D orthonormal directions a_i need D <= --d = {args.d}, "
+        helpers.refuse(parser, "--D", f"the task's D directions a_i need D <= --d = {args.d}, "
                        f"got {args.D}", smallest=f"--d {args.D}")
     if not 2 <= args.density_T <= 16:
         helpers.refuse(parser, "--density-T", f"must be between 2 and 16 (the demo enumerates "

@@ -299,8 +299,9 @@ def width_sweep(args):
     """Train every (h, T, N, seed) of part c with file 02's training and its RECIPE (head
     dimension, batch size, learning rate), the width N swept; returns the runs."""
     runs = [dict(model_file.RECIPE, width=N, T=T, h=h, seed=args.seed + s, D=args.D,
-                 total_width=None, layers=1, steps=args.steps, n_train=args.n_train,
-                 n_valid=args.n_valid, data_seed=args.seed, device=args.device)
+                 directions=args.directions, total_width=None, layers=1, steps=args.steps,
+                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
+                 device=args.device)
             for T in args.T for h in args.heads for N in args.widths for s in range(args.seeds)]
     return helpers.run_sweep(runs, args.workers, model_file.train_one,
                              label=lambda r: f"T={r['T']:<4} h={r['h']} N={r['width']:<3} "
@@ -460,6 +461,7 @@ def build_parser():
                         help="MLP widths N swept in part c, e.g. 8,16,32,64")
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension, 1..4 (default: 4)")
+    task.add_directions_flag(parser)
     helpers.add_training_flags(parser)
     helpers.add_parts_flag(parser, PARTS)
     return parser

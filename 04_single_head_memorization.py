@@ -367,7 +367,7 @@ def train_route(run):
     if run["route"] != "memorise":
         return {**model_file.train_one(run), "state": None}
     train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
-                                           run["data_seed"])
+                                           run["data_seed"], run["directions"])
     device = torch.device(run["device"])
     train = tuple(t.to(device) for t in train)
     valid = tuple(t.to(device) for t in valid)
@@ -398,7 +398,7 @@ def trained_routes(args):
     """Train every route at every T; returns {route: {T: {train, valid, parameters, seeds}}}."""
     routes = route_heads(args.D)
     runs = [dict(model_file.RECIPE, route=route, T=T, h=h, seed=args.seed + s, D=args.D,
-                 total_width=None, layers=1, steps=args.steps,
+                 directions=args.directions, total_width=None, layers=1, steps=args.steps,
                  memorise_width=args.memorise_width, memorise_lr=MEMORISE_LR,
                  n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                  device=args.device)
@@ -503,6 +503,7 @@ def build_parser():
     parser.add_argument("--T", type=helpers.int_list, help="sequence lengths of part c")
     parser.add_argument("--D", type=helpers.positive_int, default=4,
                         help="intrinsic dimension of the trained task, 1..4 (default: 4)")
+    task.add_directions_flag(parser)
     parser.add_argument("--memorise-width", type=helpers.positive_int, default=64,
                         help="hidden width of the memorising route's read-out (default: 64)")
     helpers.add_training_flags(parser)

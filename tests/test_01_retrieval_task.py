@@ -156,3 +156,24 @@ def test_random_directions_are_fixed_unit_vectors_and_change_the_target():
     x, y, _ = task.sample_synthetic(50, 8, seed=3, directions="random")
     by_loops = [sum(max(float(x[k, t] @ a) for t in range(8)) for a in random) for k in range(50)]
     torch.testing.assert_close(y, torch.tensor(by_loops), rtol=1e-5, atol=1e-5)
+
+
+def test_gaussian_directions_are_the_random_draws_unnormalised():
+    random, gaussian = task.task_directions(4, 4, "random"), task.task_directions(4, 4, "gaussian")
+    norms = gaussian.norm(dim=1, keepdim=True)
+    torch.testing.assert_close(gaussian / norms, random)
+    assert not torch.allclose(norms, torch.ones_like(norms))             # unequal lengths
+    assert torch.equal(gaussian, task.task_directions(4, 4, "gaussian"))  # fixed
+    with pytest.raises(ValueError, match="directions must be one of"):
+        task.task_directions(4, 4, "diagonal")
+
+
+@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model", "03_bounds",
+                                  "04_single_head_memorization"])
+def test_every_file_that_samples_the_task_has_the_same_directions_flag(name, tmp_path):
+    """--directions: one flag, one set of values, one default, in 01-04."""
+    module = helpers.load_concept(name)
+    action = next(a for a in module.build_parser()._actions if a.dest == "directions")
+    assert tuple(action.choices) == task.DIRECTIONS and action.default == task.DEFAULT_DIRECTIONS
+    args = module.config(["--quick", "--directions", "gaussian", "--out", str(tmp_path)])
+    assert args.directions == "gaussian"

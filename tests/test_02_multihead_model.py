@@ -188,3 +188,39 @@ def test_every_run_of_a_variant_or_a_changed_flag_gets_its_own_file_name(tmp_pat
     assert name("--layers", "2", "--total-width", "32", "--T", "8,32") == "_E32_L2_T8-32"
     assert name("--steps", "100") == "_steps100" and name("--lr", "3e-3") == "_lr0.003"
     assert name("--full") == "_full" and name("--quick", "--heads", "1") == "_heads1_quick"
+
+
+def test_directions_study_ratios_and_verdict_on_made_up_runs(quick_args, monkeypatch):
+    """No training: run_sweep returns made-up NMSEs, so the ratios to Tables 2 and 3, the
+    median |log10 ratio| and the closest reading can be checked by hand."""
+    factor = {"orthonormal": 10.0, "random": 3.0, "gaussian": 0.5}    # ours / paper, by design
+
+    def made_up(runs, workers, train, label, cost):
+        return [dict(run, valid_nmse=factor[run["directions"]] * model_file.PAPER_TABLE_2[
+            run["h"]][run["T"]] * (1 + 0.1 * (run["seed"] - 1))) for run in runs]
+    monkeypatch.setattr(helpers, "run_sweep", made_up)
+    args = quick_args(model_file, "--directions-study", "--seeds", "3")
+    result = model_file.directions_study(args)
+    assert result["steps"] == args.steps * model_file.DIRECTION_STEP_FACTOR
+    for kind, reading in result["readings"].items():
+        rows = {(row["T"], row["h"]): row for row in reading["cells"]}
+        assert set(rows) == {(8, 1), (8, 2), (8, 3), (8, 4)}          # --quick: T = 8 only
+        for (T, h), row in rows.items():
+            assert row["ratios"]["mean / Table 2 mean"] == pytest.approx(factor[kind])
+            if h == 4:                                                  # Table 3 at h = 4 only
+                expected = factor[kind] * 0.9 * model_file.PAPER_TABLE_2[4][8] / \
+                    model_file.PAPER_TABLE_3[4][8]
+                assert row["ratios"]["min / Table 3 min"] == pytest.approx(expected)
+            else:
+                assert "min / Table 3 min" not in row["ratios"]
+    assert result["readings"]["gaussian"]["median_abs_log10_ratio"] == pytest.approx(
+        abs(math.log10(0.5)))
+    assert result["closest"] == "gaussian"
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--directions-study", "--recipe"], "--directions-study"),
+    (["--directions-study", "--directions", "random"], "--directions"),
+    (["--directions", "diagonal"], "--directions")])
+def test_directions_study_refuses_flags_it_would_ignore(flags, flag_name):
+    assert_rejected("02_multihead_model", flags, flag_name)
