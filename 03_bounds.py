@@ -310,17 +310,20 @@ def width_sweep(args):
 
 
 def summarise_widths(results):
-    """{h: {T: {"widths", "parameters", "min_nmse", "slope"}}}: the min over seeds per N."""
+    """{h: {T: {"widths", "parameters", "min_nmse", "train_nmse", "slope"}}}: per N the min
+    validation NMSE over seeds and the training NMSE of that same model (is it overfitting?)."""
     table = {}
     for h, T in sorted({(r["h"], r["T"]) for r in results}):
         widths = sorted({r["width"] for r in results if (r["h"], r["T"]) == (h, T)})
         parameters = [helpers.by_seed(results, "parameters", h=h, T=T, width=N)[0]["paper"]
                       for N in widths]                                     # the same every seed
-        errors = [helpers.seed_stats(helpers.by_seed(results, "valid_nmse", h=h, T=T,
-                                                     width=N))["min"] for N in widths]
+        best = [min(zip(helpers.by_seed(results, "valid_nmse", h=h, T=T, width=N),
+                        helpers.by_seed(results, "train_nmse", h=h, T=T, width=N)))
+                for N in widths]                                           # (valid, train)
+        errors = [valid for valid, _ in best]
         table.setdefault(str(h), {})[str(T)] = {
             "widths": widths, "parameters": parameters, "min_nmse": errors,
-            "slope": fit_slope(parameters, errors)}
+            "train_nmse": [train for _, train in best], "slope": fit_slope(parameters, errors)}
     return table
 
 
@@ -330,13 +333,16 @@ def run_widths(args, result):
 
 
 def plot_widths(result, args):
-    """Fig. 1b: min validation NMSE against the parameter count, one panel per h."""
+    """Fig. 1b: min validation NMSE (solid) and that model's training NMSE (dashed) against the
+    parameter count, one panel per h."""
     heads = list(result["widths"])
     figure, axes = plt.subplots(1, len(heads), figsize=(4.5 * len(heads), 3.6), squeeze=False)
     for axis, h in zip(axes[0], heads):
         for T, entry in result["widths"][h].items():
-            axis.loglog(entry["parameters"], entry["min_nmse"], "o-",
-                        label=f"T = {T} (slope {entry['slope']:.2f})")
+            line, = axis.loglog(entry["parameters"], entry["min_nmse"], "o-",
+                                label=f"T = {T} (slope {entry['slope']:.2f})")
+            axis.loglog(entry["parameters"], entry["train_nmse"], "x--", color=line.get_color(),
+                        alpha=0.6, label=f"T = {T}, training NMSE (same model)")
         axis.set_title(f"h = {h}"), axis.set_xlabel("parameters (encoder + read-out)")
         axis.set_ylabel("min validation NMSE"), axis.legend(fontsize=7)
         helpers.label_log_axis(axis, entry["parameters"])
@@ -345,10 +351,15 @@ def plot_widths(result, args):
 
 
 def report_widths(result, args):
-    print("c. fitted slope of log NMSE against log parameters (Fig. 1b)")
+    print("c. fitted slope of log NMSE against log parameters (Fig. 1b); per width N the min "
+          "validation NMSE over seeds [that model's training NMSE]")
     for h, by_length in result["widths"].items():
         print(f"   h = {h}: " + ", ".join(f"T={T}: {entry['slope']:+.2f}"
                                         for T, entry in by_length.items()))
+        for T, entry in by_length.items():
+            print(f"      T={T}: " + "  ".join(
+                f"N={N}: {valid:.2e} [{train:.2e}]" for N, valid, train in
+                zip(entry["widths"], entry["min_nmse"], entry["train_nmse"])))
 
 
 # %% [markdown]

@@ -395,7 +395,9 @@ def report_fixed_head_dim(result, args):
 #
 # The shape $h = E / d$ is in both sweeps (the same model, seed, batches and placements): when the
 # first part ran, this part reads that shape's numbers from its result instead of training it
-# again.
+# again. "How much of the rise is width" is then a measured number: per seed, the gain
+# $h_{\max} - h_{\min}$ of the first sweep minus that of this one, with its paired 95 % interval
+# (`gain_difference`), not a reading of two separate intervals.
 
 # %%
 def fixed_width_shapes(args):
@@ -417,11 +419,29 @@ def trained_by_fixed_head_dim(result, args, shapes):
     return known
 
 
+def gain_difference(gains):
+    """Per T: the fixed-head-dim gain minus the fixed-width gain, seed by seed (the same seeds,
+    the same h_min and h_max in both sweeps): how much of the rise with h comes with the width."""
+    if not {"fixed-head-dim", "fixed-width"} <= set(gains):
+        return {}
+    difference = {}
+    for T, wide in gains["fixed-head-dim"].items():
+        fixed = gains["fixed-width"].get(T)
+        if fixed and (fixed["from"], fixed["to"]) == (wide["from"], wide["to"]):
+            difference[T] = {"from": wide["from"], "to": wide["to"], **helpers.paired_difference(
+                [a - b for a, b in zip(wide["per_seed"], fixed["per_seed"])],
+                below="the rise is larger at a fixed width",
+                above="the width brings part of the rise")}
+    return difference
+
+
 def run_fixed_width(args, result):
-    """Train the fixed-width sweep (reusing the shapes part fixed-head-dim trained)."""
+    """Train the fixed-width sweep (reusing the shapes part fixed-head-dim trained), and the
+    paired difference of the two sweeps' gains when both ran."""
     shapes = fixed_width_shapes(args)
-    return sweep_keys(args, result, "fixed-width", shapes,
+    keys = sweep_keys(args, result, "fixed-width", shapes,
                       known=trained_by_fixed_head_dim(result, args, shapes))
+    return {**keys, "gain_difference": gain_difference(keys["train_gain_with_heads"])}
 
 
 def plot_heads_on_images(result, args):
@@ -450,6 +470,10 @@ def plot_heads_on_images(result, args):
 
 def report_fixed_width(result, args):
     report_sweep(result, args, "fixed-width")
+    for T, entry in result["gain_difference"].items():
+        print("   " + helpers.describe_difference(
+            f"T = {T}: gain h={entry['from']} -> h={entry['to']} with the width growing minus "
+            f"at a fixed width (paired seeds)", entry))
 
 
 # %% [markdown]

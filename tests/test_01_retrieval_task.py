@@ -175,5 +175,21 @@ def test_every_file_that_samples_the_task_has_the_same_directions_flag(name, tmp
     module = helpers.load_concept(name)
     action = next(a for a in module.build_parser()._actions if a.dest == "directions")
     assert tuple(action.choices) == task.DIRECTIONS and action.default == task.DEFAULT_DIRECTIONS
+    assert f"default: {task.DEFAULT_DIRECTIONS}" in action.help         # --help says the default
     args = module.config(["--quick", "--directions", "gaussian", "--out", str(tmp_path)])
     assert args.directions == "gaussian"
+
+
+@pytest.mark.parametrize("D", [1, 3, 4])
+def test_each_reading_gives_D_directions_of_the_promised_kind(D):
+    orthonormal = task.task_directions(D, 4, "orthonormal")
+    assert torch.equal(orthonormal @ orthonormal.T, torch.eye(D))        # exactly orthonormal
+    random = task.task_directions(D, 4, "random")
+    torch.testing.assert_close(random.norm(dim=1), torch.ones(D))        # unit vectors
+    assert task.task_directions(D, 4, "gaussian").shape == (D, 4)
+
+
+@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model", "03_bounds",
+                                  "04_single_head_memorization"])
+def test_an_unknown_reading_is_refused_with_one_line(name):
+    assert_rejected(name, ["--directions", "diagonal"], "--directions")

@@ -79,6 +79,15 @@ def test_slope_is_negative_below_D_on_a_small_sweep(quick_args):
     assert widths["1"]["8"]["slope"] < 0
 
 
+def test_widths_keep_the_training_error_of_the_best_validation_seed():
+    runs = [dict(h=4, T=8, width=N, seed=s, valid_nmse=v, train_nmse=t, parameters={"paper": P})
+            for N, P, rows in [(8, 100, [(0, 0.3, 0.2), (1, 0.1, 0.5)]),
+                               (16, 200, [(0, 0.05, 0.01), (1, 0.07, 0.001)])]
+            for s, v, t in rows]
+    entry = bounds.summarise_widths(runs)["4"]["8"]
+    assert entry["min_nmse"] == [0.1, 0.05] and entry["train_nmse"] == [0.5, 0.01]
+
+
 def test_main_quick(quick_args):
     result = bounds.main(quick_args(bounds))
     json.dumps(result)

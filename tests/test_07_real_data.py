@@ -3,6 +3,7 @@ parameters in the fixed-width sweep, the CIFAR-10 reader on a tiny archive, the 
 input."""
 import io
 import json
+import math
 import pickle
 import subprocess
 import sys
@@ -139,6 +140,7 @@ def test_main_quick_writes_both_sweeps(quick_args):
     result = real.main(args)
     json.dumps(result, allow_nan=False)
     assert set(result["accuracy"]) == {"fixed-head-dim", "fixed-width"}
+    assert set(result["gain_difference"]) == set(map(str, result["T"]))
     for T in map(str, result["T"]):
         fixed = result["accuracy"]["fixed-width"][T]
         assert len({entry["parameters"] for entry in fixed.values()}) == 1
@@ -165,6 +167,21 @@ def test_paired_gain_has_the_one_layout(quick_args):
     for gain in result["train_gain_with_heads"]["fixed-head-dim"].values():
         assert set(gain) == {"from", "to", "per_seed", "mean", "ci95", "verdict"}
         assert len(gain["per_seed"]) == 2 and gain["ci95"][0] <= gain["mean"] <= gain["ci95"][1]
+
+
+def test_gain_difference_is_the_paired_difference_of_the_two_gains():
+    """Synthetic gains: per seed 0.3 - 0.1, 0.5 - 0.29, 0.4 - 0.21 -> 0.2, 0.21, 0.19."""
+    gains = {"fixed-head-dim": {"64": {"from": 1, "to": 8, "per_seed": [0.3, 0.5, 0.4]}},
+             "fixed-width": {"64": {"from": 1, "to": 8, "per_seed": [0.1, 0.29, 0.21]}}}
+    entry = real.gain_difference(gains)["64"]
+    assert entry["per_seed"] == pytest.approx([0.2, 0.21, 0.19])
+    half = helpers.t_quantile(2) * 0.01 / math.sqrt(3)                 # sample std 0.01
+    assert entry["mean"] == pytest.approx(0.2)
+    assert entry["ci95"] == pytest.approx([0.2 - half, 0.2 + half])
+    assert entry["verdict"] == "the width brings part of the rise"
+    assert real.gain_difference({"fixed-width": gains["fixed-width"]}) == {}   # one sweep only
+    gains["fixed-width"]["64"]["to"] = 4                               # different h_max: none
+    assert real.gain_difference(gains) == {}
 
 
 def test_unknown_part_is_refused():
