@@ -19,7 +19,7 @@ What it shows
     e. allocate(budget, n_layers, D, seq_len), and what this run says about each of its rules.
 
 Run it
-    python 06_allocation.py                   # default: 5 min 59 s on a 2-core CPU
+    python 06_allocation.py                   # default: 8 min 50 s on a 2-core CPU
     python 06_allocation.py --text my.txt     # your own text for part c
     python 06_allocation.py --full            # more seeds, H = 32, longer text (GPU not timed)
     python 06_allocation.py --quick           # seconds; what the tests use
