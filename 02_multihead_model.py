@@ -17,11 +17,12 @@ What it shows
 
 Run it (wall times on a 2-core CPU; the default's is its wall_time_s on the machine of issue 21,
 the others' are from an earlier machine, about 1.8x faster)
-    python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 3 min 34 s
+    python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 6 min 6 s
     python 02_multihead_model.py --D 3 --total-width 32  # Table 4, the drop at h = 3: 3 min 7 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 3 min 30 s
     python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 5 min 40 s
     python 02_multihead_model.py --recipe          # the recipe study: 12 min 37 s
+    python 02_multihead_model.py --directions-study  # the readings of a_i: 82 min (this machine)
     python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: 36 min 13 s
     python 02_multihead_model.py --quick           # seconds; what the tests use
 
@@ -580,7 +581,7 @@ def report_recipe(result, args):
 # ## The directions study: which reading of "fixed $a_i$" reproduces the paper's numbers?
 #
 # Paper A says only that its $a_i$ are "fixed". Three readings are natural: the standard basis
-# (`orthonormal`, our default so far), unit vectors drawn once (`random`), and the same draws
+# (`orthonormal`, our default until this study), unit vectors drawn once (`random`), and the same draws
 # left unnormalised (`gaussian`, as `torch.randn` gives them: the same directions as `random`,
 # with unequal lengths, so the two differ only by the weight of each max). A reproduction
 # chooses, where the paper is silent, the reading that reproduces the paper's numbers, and says
@@ -590,7 +591,7 @@ def report_recipe(result, args):
 # **mean** with Table 2's mean (width $n = 8$ per head), and for $h = 4$ our **minimum** with
 # Table 3's minimum (at $h = 4$ its fixed $E = 32$ is our $n = 8$; its $h = 3$ model has
 # $n = 11$, so it is left out). A reading's distance to the paper is the median over cells of
-# $|\log_{10}(	ext{ours} / 	ext{paper})|$: 0 is the paper exactly, 1 a factor of 10.
+# $|\log_{10}(\text{ours} / \text{paper})|$: 0 is the paper exactly, 1 a factor of 10.
 #
 # What could count against a reading: a reading that only shifts every error by the same
 # factor would look close on one row and far on another; the per-cell ratios are printed so a

@@ -20,7 +20,7 @@ What it shows
        unique.
 
 Run it
-    python 03_bounds.py            # default: 3 min 0 s on a 2-core CPU
+    python 03_bounds.py            # default: 4 min 0 s on a 2-core CPU
     python 03_bounds.py --full     # wider N sweep, 5 T, 3 seeds (GPU not yet timed)
     python 03_bounds.py --quick    # seconds; what the tests use
     python 03_bounds.py --parts a,b,d  # only the parts without training

@@ -22,7 +22,7 @@ What it shows
        training NMSE and parameter counts (Remark B.1.1).
 
 Run it
-    python 04_single_head_memorization.py           # default: 2 min 47 s on a 2-core CPU
+    python 04_single_head_memorization.py           # default: 2 min 57 s on a 2-core CPU
     python 04_single_head_memorization.py --full    # more T, steps and seeds (GPU not yet timed)
     python 04_single_head_memorization.py --quick   # seconds; what the tests use
     python 04_single_head_memorization.py --parts a,b  # the constructions only, no training

@@ -620,7 +620,7 @@ def report_rank_by_layer(result, args):
 # supports each rule (file and JSON key) or marked as an assumption:
 #
 # 1. **The first layer gets exactly $D$ heads** — one per token it must extract. Supported by
-#    02 (`results/02_multihead_model.json` → `knee`: the error falls 40–72× at $h = D$) and by
+#    02 (`results/02_multihead_model.json` → `knee`: the error falls 9–32× at $h = D$) and by
 #    part a here (`fixed_budget` → `trained`, `oracle`: the minimum at $H = M$).
 # 2. **It gets half of the budget** (all of it in a one-layer model), so
 #    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.

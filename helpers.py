@@ -127,14 +127,14 @@ def _items(text):
     return items
 
 
-def make_parser(description):
-    """The parser every numbered file starts from, with the common flags already added."""
+def make_parser(description, full="the paper's scale (a GPU is recommended)"):
+    """The parser every numbered file starts from, with the common flags already added; `full`
+    says what --full runs (and where) in this file."""
     parser = Parser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     preset = parser.add_mutually_exclusive_group()
     preset.add_argument("--quick", action="store_true",
                         help="tiny sizes that run in seconds (what the tests use; also QUICK=1)")
-    preset.add_argument("--full", action="store_true",
-                        help="the paper's scale (a GPU is recommended)")
+    preset.add_argument("--full", action="store_true", help=full)
     parser.add_argument("--device", default=os.environ.get("DEVICE", "auto"),
                         help="auto (CUDA when available, else CPU), cpu or cuda "
                              "(default: auto, or $DEVICE when set)")

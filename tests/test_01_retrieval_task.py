@@ -13,7 +13,7 @@ task = helpers.load_concept("01_retrieval_task")
 
 
 def test_synthetic_target_equals_a_direct_loop():
-    x, y, positions = task.sample_synthetic(20, 12, D=3, dim=4, seed=1)
+    x, y, positions = task.sample_synthetic(20, 12, D=3, dim=4, seed=1, directions="orthonormal")
     assert x.shape == (20, 12, 4) and y.shape == (20,) and positions.shape == (20, 3)
     for k in range(20):
         expected, argmax = 0.0, []
