@@ -100,7 +100,9 @@ def ex01_retrieval_target(student):
             got = torch.as_tensor(student(x, directions), dtype=expected.dtype)
             if got.shape != expected.shape:
                 raise NotYet(f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}")
-            _close(0.0, float((got - expected).abs().max()), f"largest difference, D={D}, T={T}")
+            scale = max(1.0, float(expected.abs().max()))     # float32 rounding of sums of maxima
+            _close(0.0, float((got - expected).abs().max()), f"largest difference, D={D}, T={T}",
+                   tolerance=1e-5 * scale)
     return _run("1.3", "the retrieval target of eq. 8", test)
 
 
