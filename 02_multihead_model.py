@@ -790,5 +790,5 @@ def main(args):
 
 if __name__ == "__main__":
     args = config()
-    helpers.run_script(*study(args)[:1], main, study(args)[1], args, named=VARIANT_FLAGS,
-                       suffix=variant(args))
+    stem, parts = study(args)
+    helpers.run_script(stem, main, parts, args, named=VARIANT_FLAGS, suffix=variant(args))
