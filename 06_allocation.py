@@ -29,6 +29,7 @@ Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     results/06_allocation.json; figures/06_{fixed_budget,allocations,rank_by_layer}.png
 """
 import math
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -50,8 +51,7 @@ saturation = helpers.load_concept("05_saturation")
 # $d_\ell$, causal attention, the usual $1/\sqrt{d_\ell}$ scale; a linear map (or a character
 # embedding) plus learned positions in front. A layer's **attention budget** is $H_\ell d_\ell$
 # (its attention parameters: $4 E H_\ell d_\ell$). A regression model reads its answer at the
-# last position only, so its last block computes the query, residual and MLP there alone: the
-# same function (a test checks it) for much less work, as nanoGPT generates.
+# last position, so its last block computes only there (the same function, tested).
 
 # %%
 def causal_mask(seq_len, n_layers, context=None):
@@ -107,17 +107,14 @@ class AllocatedTransformer(nn.Module):
 # One pre-LN block with $H$ heads of dimension $d = Mp/H$ (the budget $H d = Mp$ is fixed) and
 # an MLP, then a linear read-out.
 #
-# Why both sides can hurt: a head scores memory tokens with a rank-$d$ form, so with $d < p$ it
-# sees only $d$ of the key's $p$ directions and distractors come close (file 05's point); with
-# $H < M$ one head must serve several queries and returns an *average* of their values, which no
-# read-out can split again when the $c_m$ differ (file 02's point).
+# Why both sides can hurt: with $d < p$ a head's rank-$d$ score sees only $d$ of the key's $p$
+# directions, so distractors come close (file 05's point); with $H < M$ one head serves several
+# queries and returns an *average* of their values, which no read-out can split (file 02's).
 #
-# **The oracle** [training-free]: a hand-built assignment — for $H \le M$, head $i$ scores
-# $\sum_{m \in \text{group}_i} q_m^\top k_s$ (its $M/H$ queries at full rank); for $H > M$, $H/M$
-# heads per query, each with a $d$-coordinate slice of it — with the best sharpness from a grid
-# and the best linear read-out: what the model class can do at each $H$ without optimisation.
-# We report where each curve is lowest (per seed for the trained models). Until issue 23 we
-# also fitted $E_0 + A H^{-a} + B d^{-b}$: five parameters for five points, not identified.
+# **The oracle** [training-free]: a hand-built assignment (for $H \le M$ head $i$ scores
+# $\sum_{m \in \text{group}_i} q_m^\top k_s$, its $M/H$ queries at full rank; for $H > M$, $H/M$
+# heads per query, each a $d$-coordinate slice) with the best sharpness from a grid and the best
+# linear read-out. We report where each curve is lowest (per seed for the trained models).
 
 # %%
 def unit_keys(n, seq_len, dim, generator):
@@ -203,7 +200,7 @@ def sweep_cost(run):
     return run["T"] * run["steps"]
 
 
-def regression_label(result):
+def regression_label(result):  # run_sweep's progress line
     return f"{result['name']:<30} seed={result['seed']}  NMSE {result['valid_nmse']:.3f}"
 
 
@@ -266,8 +263,7 @@ def report_fixed_budget(result, args):
 #   also carries a pointer $q_t = k_{\pi(t)}$, the key of an earlier token $\pi(t) < t$, and
 #   $y \propto \sum_{t \ge 1} v_{\pi(t)}$. Layer 1 must fetch $v_{\pi(t)}$ at every token (a
 #   rank-$p$ match: token $t$ cannot know which later tokens will point at it), and layer 2
-#   only averages. (In a pilot, the product target $\sum_t v_t v_{\pi(t)}$ kept every
-#   allocation on a plateau for longer than the default run's thousand steps.)
+#   only averages.
 # * **prefix-match** — the content match must happen in **layer 2**. The last token carries
 #   the key of a memory token $s$, and $y \propto \sum_{t \le s} v_t$. Layer 1 can only form
 #   running sums (a causal average: no score needed); layer 2 must then find $s$ (rank $p$) and
@@ -425,9 +421,9 @@ def report_allocations(result, args):
 # ## c. Text that needs no download
 #
 # The default corpus is the Python language reference that Python carries for `help()`
-# (`pydoc_data.topics`: 0.47 MB of prose and code, a little different in each Python version);
-# `--text FILE` uses any text. Characters outside printable ASCII become `?`. Next-character
-# prediction, in bits per character (bpc), on a 90/10 split.
+# (`pydoc_data.topics`: 465,126 characters in Python 3.11, a little different in each version;
+# the default reads the first 400,000); `--text FILE` uses any text. Characters outside
+# printable ASCII become `?`. Next-character prediction, in bits per character, on a 90/10 split.
 
 # %%
 def python_reference():
@@ -444,7 +440,7 @@ def encode_text(text):
     return torch.tensor([index.get(c, unknown) for c in text], dtype=torch.long), alphabet
 
 
-TEXT_LR = 1e-2  # part c; in a pilot at 1,000 steps 1e-2 reached a lower bpc than 3e-3
+TEXT_LR = 1e-2            # part c: AdamW's peak learning rate for the character models
 TEXT_WEIGHT_DECAY = 0.01  # part c: AdamW's weight decay for the character models
 TEXT_SPLIT = 0.9          # part c: the first 90 % of the characters train, the rest validate
 EVALUATION_WINDOWS = 256  # part c: evenly spaced held-out windows scored by every model
@@ -501,8 +497,8 @@ def evaluate_bpc(model, text, seq_len, n_windows=EVALUATION_WINDOWS):
 # control retrains the uniform allocation (same seeds, data, batches) with a band in the causal
 # mask of each layer, so that the stack sees exactly the last 3 characters (a test perturbs
 # each input). "The models use more than three characters" stands only if uniform beats its
-# limited twin by a paired interval that excludes 0. (Until issue 23 a 4-gram stood here; a
-# model can beat counts by smoothing the same three characters better.)
+# limited twin by a paired interval that excludes 0 (beating a 4-gram's counts would not do: a
+# model can smooth the same three characters better).
 
 # %%
 CONTEXT_LIMIT = 3                                              # characters the control sees
@@ -540,9 +536,8 @@ def report_text(result, args):
     text, limited = result["text"], result["text"]["context_limited"]
     print(f"c. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
           f"bpc over {args.text_seeds} paired seeds")
-    for name, allocation in text["allocations"].items():
+    for name, allocation in {**text["allocations"], f"control, {LIMITED}": limited}.items():
         print(f"   {name:<14} {allocation['mean']:.3f} +- {allocation['std']:.3f}")
-    print(f"   control, {LIMITED} characters: {limited['mean']:.3f} +- {limited['std']:.3f}")
     for name, pair in text["paired"].items():
         print(f"   {helpers.describe_difference(name, pair)}")
 
@@ -552,17 +547,17 @@ def report_text(result, args):
 #
 # Replace one head's score by its rank-$r$ version (file 05's `truncate_qk` on its
 # $W_Q^\top W_K$, padded back to $d$ rows with zeros) and record the increase in validation bpc,
-# divided by the increase at rank 0 (the score removed: uniform causal attention), so layers
-# whose heads matter little are comparable: near 0 at rank 1, the score is essentially rank 1;
-# near 1, rank 1 is as bad as no score. This measures the *sensitivity* of trained models, not
-# what a model trained at that rank would reach. Paper B's hypothesis (not shown in its
-# Corollary 5.1, say the reviewers): later layers tolerate smaller ranks.
+# divided by the increase at rank 0 (the score removed), so that layers are comparable: near 0,
+# the score is essentially rank $r$; near 1, rank $r$ is as bad as no score. This measures the
+# *sensitivity* of trained models, not what a model trained at that rank would reach. Paper B's
+# hypothesis (not shown in its Corollary 5.1, say the reviewers): later layers tolerate smaller
+# ranks. Per seed we compare the last layer's mean rank-1 cost with the first's (one model).
 
 # %%
 @torch.no_grad()
-def rank_costs(run, valid, ranks, costs):
-    """Add one trained language model's normalised costs to costs[layer][rank] (one per head)."""
-    model = language_model(run)
+def rank_costs(run, valid, ranks):
+    """{layer: {rank: [normalised cost per head]}} of one trained language model."""
+    model, costs = language_model(run), {}
     model.load_state_dict(run["state"])
     base = evaluate_bpc(model, valid, run["T"])
     for index, block in enumerate(model.blocks):
@@ -580,16 +575,24 @@ def rank_costs(run, valid, ranks, costs):
             for rank, increase in increases.items():
                 costs.setdefault(str(index + 1), {}).setdefault(str(rank), []).append(
                     increase / removed if removed > 1e-6 else 0.0)
+    return costs
 
 
 def run_rank_by_layer(args, result):
-    """Part d: the normalised truncation costs of every head of part c's uniform models."""
-    costs = {}
-    for run in (r for r in result["_text_models"] if r["allocation"] == "uniform"):
-        rank_costs(run, result["_text_valid"], range(1, args.key_dim), costs)
-    return {"rank_by_layer": {layer: {rank: {"per_head": v, "mean": sum(v) / len(v)}
+    """Part d: the normalised truncation costs of every head of part c's uniform models, and
+    per seed the last layer's mean rank-1 cost minus the first layer's (paired by model)."""
+    models = [rank_costs(run, result["_text_valid"], range(1, args.key_dim))
+              for run in result["_text_models"] if run["allocation"] == "uniform"]
+    pooled = {layer: {rank: [v for costs in models for v in costs[layer][rank]] for rank in ranks}
+              for layer, ranks in models[0].items()}
+    last, mean = str(len(models[0])), statistics.fmean
+    return {"rank_by_layer": {layer: {rank: {"per_head": v, "mean": mean(v)}
                                       for rank, v in by_rank.items()}
-                              for layer, by_rank in costs.items()}}
+                              for layer, by_rank in pooled.items()},
+            "rank_1_last_minus_first_layer": helpers.paired_difference(
+                [mean(costs[last]["1"]) - mean(costs["1"]["1"]) for costs in models],
+                below="the last layer tolerates rank 1 better",
+                above="the first layer tolerates rank 1 better")}
 
 
 def plot_rank_by_layer(result, args):
@@ -610,6 +613,8 @@ def report_rank_by_layer(result, args):
     for layer, by_rank in result["rank_by_layer"].items():
         print(f"   layer {layer}: " + ", ".join(f"r={r}: {e['mean']:.2f}"
                                                 for r, e in by_rank.items()))
+    print("   " + helpers.describe_difference("rank-1 cost, last layer - first (95% t, paired "
+                                              "seeds)", result["rank_1_last_minus_first_layer"]))
 
 
 # %% [markdown]
@@ -624,16 +629,13 @@ def report_rank_by_layer(result, args):
 #    part a here (`fixed_budget` → `trained`, `oracle`: the minimum at $H = M$).
 # 2. **It gets half of the budget** (all of it in a one-layer model), so
 #    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
-# 3. **Later layers use half the first layer's head dimension** and share the rest of the budget
-#    equally, as many heads as their share allows. Supported only where part b's
-#    `front-reduced - uniform` says a smaller late budget costs nothing, on a task that matches
-#    in layer 1; `prefix-match` shows the opposite, so the rule assumes which kind of task a
-#    model faces. $T$ is accepted but changes nothing: no run here ties a threshold on $T$ to
-#    the allocation (file 05 finds saturation only for bounded logits).
+# 3. **Later layers use half the first layer's head dimension** and share the rest equally.
+#    Supported only on a task that matches in layer 1 (part b's `front-reduced - uniform`);
+#    `prefix-match` shows the opposite. $T$ changes nothing: no run here ties a threshold on
+#    $T$ to the allocation (file 05 finds saturation only for bounded logits).
 #
-# The layers never hold more than `budget` (a property test checks a grid of inputs); the
-# smallest budget the rules can meet is $D + n - 1$ (heads of dimension 1 throughout). The run
-# ends with what it says about each rule: the verdict of each paired interval that bears on it.
+# The layers never exceed `budget` (a property test); the smallest budget the rules can meet is
+# $D + n - 1$. The run ends with the verdict of each paired interval that bears on a rule.
 
 # %%
 def attention_budget(layers):
@@ -643,8 +645,7 @@ def attention_budget(layers):
 
 def allocate(budget, n_layers, D, seq_len):
     """[(heads, head_dim)] per layer following the rules above, never over `budget`."""
-    values = {"budget": budget, "n_layers": n_layers, "D": D, "seq_len": seq_len}
-    for name, value in values.items():
+    for name, value in dict(budget=budget, n_layers=n_layers, D=D, seq_len=seq_len).items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"allocate: {name} must be a whole number >= 1, got {value!r}")
     minimum = D + n_layers - 1
@@ -670,7 +671,7 @@ def allocate(budget, n_layers, D, seq_len):
 ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
 RULES = {"front-loaded - back-loaded": "the rich head dimension goes where the match is",
          "front-reduced - uniform": "later layers can be thinner",
-         "front-loaded - uniform": "front-loading beats uniform (paper B)",
+         "front-loaded - uniform": "front-loading beats uniform (our baseline; paper B has none)",
          f"uniform - {LIMITED}": f"the text models use more than {CONTEXT_LIMIT} characters"}
 
 
@@ -703,9 +704,8 @@ def report_strategy(result, args):
 # %% [markdown]
 # ## Running it
 #
-# Presets `--quick` (the tests), the default (a laptop) and `--full`; a flag on the command line
-# wins over its preset. `--parts b,c` reruns only those parts (d brings c along) and names its
-# files after them; every run writes under `runs/` unless `--out .` refreshes the committed ones.
+# Presets `--quick` (the tests), the default (a laptop) and `--full`; a flag wins over its preset.
+# `--parts b,c` reruns only those parts (d brings c along); files go to `runs/` unless `--out .`.
 
 # %%
 SIZES = {  # key: (--quick, default, --full, what it sizes); its flag is --fixed-heads etc.
@@ -715,18 +715,18 @@ SIZES = {  # key: (--quick, default, --full, what it sizes); its flag is --fixed
     "key_dim": (4, 8, 8, "a, b: key dimension p (even, at least 4); part b's rich head dimension"),
     "memory": (8, 16, 16, "a: memory tokens L (at least --queries)"),
     "fixed_seeds": (1, 2, 3, "a: seeds per H"),
-    "fixed_steps": (100, 1500, 5000, "a: training steps per run"),
+    "fixed_steps": (100, 1500, 3000, "a: training steps per run"),
     "width": (16, 48, 48, "a: model width E"),
-    "T": (8, 12, 16, "b: sequence length"),
-    "compare_width": (16, 32, 48, "b: model width E"),
-    "seeds": (2, 5, 10, None),                # b: paired seeds    } flags of
-    "steps": (100, 1000, 3000, None),         # b: training steps  } helpers.add_training_flags
-    "n_train": (1000, 20000, 100000, None),   # a, b: training sequences
+    "T": (8, 12, 12, "b: sequence length"),
+    "compare_width": (16, 32, 32, "b: model width E"),
+    "seeds": (2, 5, 5, None),                 # b: paired seeds    } flags of
+    "steps": (100, 1000, 2000, None),         # b: training steps  } helpers.add_training_flags
+    "n_train": (1000, 20000, 40000, None),    # a, b: training sequences
     "n_valid": (300, 2000, 4000, None),       # a, b: validation sequences
-    "lm_steps": (40, 1000, 5000, "c: training steps per character model"),
-    "text_T": (16, 64, 128, "c: context length of the character models"),
+    "lm_steps": (40, 1000, 3000, "c: training steps per character model"),
+    "text_T": (16, 64, 64, "c: context length of the character models"),
     "text_seeds": (2, 3, 5, "c: paired seeds per allocation (at least 2)"),
-    "text_batch": (16, 16, 32, "c: windows per training step"),
+    "text_batch": (16, 16, 16, "c: windows per training step"),
     "text_width": (16, 48, 48, "c: model width E"),
     "text_chars": (60000, 400000, 2000000, "c: characters of text used at most"),
 }

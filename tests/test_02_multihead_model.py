@@ -166,10 +166,16 @@ def test_standard_block_equals_attention_then_ffn_by_hand():
 
 def test_paper_tables_are_matched_to_their_configuration():
     args = model_file.config(["--quick", "--total-width", "32", "--D", "3"])
-    assert model_file.paper_table(args) == (model_file.PAPER_TABLE_4, "min")
+    assert model_file.paper_table(args) == {"min": model_file.PAPER_TABLE_4}
     args = model_file.config(["--quick", "--layers", "2", "--total-width", "32"])
-    assert model_file.paper_table(args) == (model_file.PAPER_TABLE_5, "min")
-    assert model_file.paper_table(model_file.config(["--quick"]))[1] == "mean"
+    assert model_file.paper_table(args) == {"min": model_file.PAPER_TABLE_5}
+    args = model_file.config(["--quick", "--layers", "2", "--total-width", "32",
+                              "--block", "attention-only"])
+    assert model_file.paper_table(args) == {}
+    # the default (n = 8): Table 2's means, and Table 3's minima only at h = 4, where E = 32
+    default = model_file.paper_table(model_file.config([]))
+    assert default == {"mean": model_file.PAPER_TABLE_2, "min": {4: model_file.PAPER_TABLE_3[4]}}
+    assert "min" not in model_file.paper_table(model_file.config(["--head-dim", "5"]))
 
 
 def test_summarise_uses_the_sample_std_like_every_file():

@@ -216,6 +216,11 @@ def test_main_quick(quick_args):
     limited = result["text"]["context_limited"]
     assert limited["characters"] == allocation.CONTEXT_LIMIT and len(limited["seeds"]) == 2
     assert f"uniform - {allocation.LIMITED}" in result["text"]["paired"]
+    # d: the per-seed layer comparison agrees with the pooled per-head costs it summarises
+    by_layer, layers = result["rank_by_layer"], result["rank_1_last_minus_first_layer"]
+    assert len(layers["per_seed"]) == args.text_seeds
+    pooled = by_layer[max(by_layer)]["1"]["mean"] - by_layer["1"]["1"]["mean"]
+    assert layers["mean"] == pytest.approx(pooled)   # equal heads per model: mean of means
     rows = result["rules"]
     assert len(rows) == 2 * 3 + 3   # b: 3 rules on each task; c: 2 and the context control
     assert all({"rule", "evidence", "strength"} <= set(row) for row in rows)

@@ -16,6 +16,23 @@ flag's type, so a flag added to any script is covered without editing this file.
   names (a resource limit such as 04's construction size must be affordable at its boundary);
   and the combinations that once broke a run (KNOWN_COMBINATIONS) when they are accepted. In
   the last two every flag whose name ends in "steps" is set to 1, so each run takes seconds.
+
+What the scripts' config() refuses before any work, as `prog: error: argument --FLAG: reason[;
+smallest accepted: V] (see --help)` and exit 2:
+* every number's type: sizes are whole numbers >= 1, rates and scales finite and > 0, seeds
+  0 ... 2**32 - 1, lists without empty items (`8,,32`);
+* sizes that leave a statistic undefined: --n-train, --n-valid >= 2; 01 --n-samples >= 2; 05
+  --confound-L, --lemma-L >= 2, --L >= --n-match + 2; --seeds >= 2 where an interval is
+  reported; 06 --text-chars >= 20 T (and a --text file that long);
+* constructions that would not fit the machine: 04 refuses Lemma 9 networks over 5e7
+  parameters, naming the smallest epsilon that fits;
+* combinations that leave an experiment empty: --D <= d (01-04); two different 03 --widths; 05
+  --rank, --head-dims, --confound-head-dims <= --dim, --match-rank < --dim and among the
+  --head-dims after the first; 06 at least three --fixed-heads that fit --queries * --key-dim,
+  --key-dim even and >= 4, --memory >= --queries, --T >= 3;
+* an --out that cannot be written, and --device cuda without a GPU.
+During a run, non-finite data, a diverging loss or a NaN among the results end with one line
+(`stopped: ...`) and exit 1 before anything is written; results are strict JSON.
 """
 import contextlib
 import io

@@ -1,0 +1,65 @@
+"""The README and TEACHING.md against the repository: every link resolves, and every default
+run's time they quote (and each script's docstring) is its committed JSON's wall_time_s."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = sorted(ROOT.glob("0[1-7]_*.py"))
+PAGES = [ROOT / "README.md", ROOT / "TEACHING.md"]
+DURATION = r"(?:(\d+) min(?: (\d+) s)?|(\d+(?:\.\d+)?) s)\b"   # "6 min 6 s", "36 min", "3.5 s"
+TOLERANCE = 0.10   # a quoted time may differ from wall_time_s by at most 10 %
+
+
+def seconds(match):
+    """Seconds of a DURATION match (its three groups)."""
+    minutes, rest, plain = match
+    return float(plain) if plain else 60 * int(minutes) + int(rest or 0)
+
+
+def wall_time(script):
+    return json.loads((ROOT / "results" / f"{script.stem}.json").read_text())["wall_time_s"]
+
+
+def quoted_default_times(script):
+    """[(where, seconds)]: each place that quotes the default run's time of `script`."""
+    name = re.escape(script.name)
+    readme = (ROOT / "README.md").read_text()
+    row = re.search(rf"^\| \[{name}\]\({name}\) \|(.*)$", readme, re.M)
+    assert row, f"README's files table has no row for {script.name}"
+    cells = row.group(1).split(" | ")
+    found = [("README table", seconds(re.fullmatch(DURATION, cells[3].strip()).groups()))]
+    for page in PAGES:   # `python 0N_....py` (6 min 6 s): the bare default command
+        for match in re.finditer(rf"`python {name}` \({DURATION}", page.read_text()):
+            found.append((page.name, seconds(match.groups())))
+    docstring = re.search(rf"^    python {name} +#[^\n]*?{DURATION}", script.read_text(), re.M)
+    assert docstring, f"{script.name}'s docstring quotes no time for its default run"
+    found.append((f"{script.name} docstring", seconds(docstring.groups())))
+    return found
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
+def test_quoted_times_are_the_json_wall_time(script):
+    measured = wall_time(script)
+    for where, quoted in quoted_default_times(script):
+        assert abs(quoted - measured) <= TOLERANCE * measured, (
+            f"{where} says {quoted:.0f} s for {script.name}; results/{script.stem}.json says "
+            f"{measured:.0f} s")
+
+
+def test_the_quoting_finds_every_place():
+    """The parser sees the table, the section's command and the docstring (not vacuous)."""
+    places = {where for where, _ in quoted_default_times(ROOT / "02_multihead_model.py")}
+    assert {"README table", "README.md", "TEACHING.md", "02_multihead_model.py docstring"} <= places
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: path.name)
+def test_links_resolve(page):
+    """Every relative link and image of the page names a file or folder of the repository."""
+    targets = re.findall(r"\]\(([^)\s]+)\)", page.read_text())
+    local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and t[0] != "#"]
+    assert local, "no links found: the pattern is wrong"
+    missing = [t for t in local if not (page.parent / t).exists()]
+    assert not missing, f"{page.name} links to missing files: {missing}"
