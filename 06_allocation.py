@@ -336,8 +336,8 @@ def allocations(rich, poor):
     return compared
 
 
-PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"),
-         ("back-loaded", "uniform"), ("front-reduced", "uniform")]
+PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"), ("back-loaded", "uniform"),
+         ("front-reduced", "uniform"), ("front-reduced", "front-loaded")]  # the last: thinning
 
 
 def paired(by_allocation, pairs=PAIRS):
@@ -421,9 +421,9 @@ def report_allocations(result, args):
 # ## c. Text that needs no download
 #
 # The default corpus is the Python language reference that Python carries for `help()`
-# (`pydoc_data.topics`: 465,126 characters in Python 3.11, a little different in each version;
-# the default reads the first 400,000); `--text FILE` uses any text. Characters outside
-# printable ASCII become `?`. Next-character prediction, in bits per character, on a 90/10 split.
+# (`pydoc_data.topics`, a little different in each version, whose length and Python's version
+# the JSON records; the default reads 400,000 characters); `--text FILE` uses any text; other
+# characters than printable ASCII become `?`. Next-character prediction, bits per character.
 
 # %%
 def python_reference():
@@ -523,7 +523,7 @@ def run_text(args, result):
         lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}", sweep_cost)
     bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name) for name in models}
     return {"text": {"source": str(args.text) if args.text else "Python language reference",
-                     "characters": len(data), "T": args.text_T,
+                     "characters": len(data), "corpus_characters": len(text), "T": args.text_T,
                      "allocations": {name: summary(compared[name], bpc[name])
                                      for name in TEXT_ALLOCATIONS},
                      "paired": paired(bpc, PAIRS + [("uniform", LIMITED)]),  # and the control
@@ -630,8 +630,8 @@ def report_rank_by_layer(result, args):
 # 2. **It gets half of the budget** (all of it in a one-layer model), so
 #    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
 # 3. **Later layers use half the first layer's head dimension** and share the rest equally.
-#    Supported only on a task that matches in layer 1 (part b's `front-reduced - uniform`);
-#    `prefix-match` shows the opposite. $T$ changes nothing: no run here ties a threshold on
+#    Tested by part b's `front-reduced - front-loaded` (the same early layer, a thinner late
+#    one) on both tasks. $T$ changes nothing: no run here ties a threshold on
 #    $T$ to the allocation (file 05 finds saturation only for bounded logits).
 #
 # The layers never exceed `budget` (a property test); the smallest budget the rules can meet is
@@ -670,7 +670,7 @@ def allocate(budget, n_layers, D, seq_len):
 
 ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
 RULES = {"front-loaded - back-loaded": "the rich head dimension goes where the match is",
-         "front-reduced - uniform": "later layers can be thinner",
+         "front-reduced - front-loaded": "later layers can be thinner (thinning alone)",
          "front-loaded - uniform": "front-loading beats uniform (our baseline; paper B has none)",
          f"uniform - {LIMITED}": f"the text models use more than {CONTEXT_LIMIT} characters"}
 

@@ -695,9 +695,9 @@ def evaluate_nmse(model, data, batch_size=4096):
 def save_results(stem, numbers, args, wall_time_s):
     """Write OUT/results/<stem>.json atomically (temporary file, then rename).
 
-    Stores the numbers with the config that produced them, the device, torch's version and the
-    wall time of the whole run (run_script), so every figure and README number can be traced to
-    a run. Returns the path.
+    Stores the numbers with the config that produced them, the device, torch's and Python's
+    versions and the wall time of the whole run (run_script), so every figure and README number
+    can be traced to a run. Returns the path.
     Strict JSON: a NaN or infinity anywhere raises ValueError naming its key (nothing written).
     """
     folder = Path(args.out) / "results"
@@ -707,6 +707,7 @@ def save_results(stem, numbers, args, wall_time_s):
         "config": {k: _portable(v) for k, v in vars(args).items()},
         "device": args.device,
         "torch_version": torch.__version__,
+        "python_version": sys.version.split()[0],   # 06's corpus ships with Python
         "wall_time_s": round(wall_time_s, 2),
         **numbers,
     }

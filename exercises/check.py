@@ -15,10 +15,28 @@ import contextlib
 import io
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
-REPOSITORY = Path(__file__).resolve().parent.parent  # make_handout.py writes the real path here
+ENVIRONMENT = "HEADS_REPOSITORY"   # the clone's path, for a handout kept outside a clone
+
+
+def find_repository(start):
+    """The clone the checks read: $HEADS_REPOSITORY if set, else the nearest folder at or above
+    `start` that holds helpers.py and results/. Outside a clone: one line, exit 2."""
+    chosen = os.environ.get(ENVIRONMENT)
+    for folder in [Path(chosen).expanduser()] if chosen else [start, *start.parents]:
+        if (folder / "helpers.py").is_file() and (folder / "results").is_dir():
+            return folder.resolve()
+    where = f"{ENVIRONMENT}={chosen}" if chosen else f"{start} or any folder above it"
+    sys.stderr.write(f"check.py: {where} is not a clone of the repository (no helpers.py and "
+                     f"results/); put the handout inside your clone, or set "
+                     f"{ENVIRONMENT}=/path/to/your/clone\n")
+    raise SystemExit(2)
+
+
+REPOSITORY = find_repository(Path(__file__).resolve().parent)
 sys.path.insert(0, str(REPOSITORY))
 import helpers  # noqa: E402
 

@@ -11,8 +11,10 @@ Each exercises/exNN_*.py is copied to DIR with every reference solution removed:
     ### END ANSWER
 
 and written both as .py (percent format) and as a notebook without outputs (.ipynb), beside a
-copy of check.py that knows where this repository is. Unbalanced, nested or mismatched markers
-end the run with one line and exit code 2. The handout is generated, never committed.
+copy of check.py, which finds the repository from where the handout sits (any folder inside a
+clone, e.g. handout/ at its root) or from $HEADS_REPOSITORY. Unbalanced, nested or mismatched
+markers end the run with one line and exit code 2, and so does a folder holding files that
+differ from a fresh handout (students' work), unless --force. The handout is never committed.
 """
 import re
 import sys
@@ -62,27 +64,54 @@ def strip(text, name="exercise"):
     return "\n".join(out) + "\n"
 
 
-def make_handout(folder):
-    """Write the stripped exercises (.py and .ipynb) and check.py into folder; their paths."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
+def handout_files():
+    """{file name: its text} of a fresh handout: each exercise as .py and .ipynb, and check.py,
+    which finds the repository from wherever the handout is put (or $HEADS_REPOSITORY)."""
+    files = {}
     for source in sorted(HERE.glob("ex[0-9][0-9]_*.py")):
         student = strip(source.read_text(), source.name)
-        (folder / source.name).write_text(student)
-        notebook = jupytext.reads(student, fmt="py:percent")
-        jupytext.write(notebook, folder / f"{source.stem}.ipynb")
-        written += [folder / source.name, folder / f"{source.stem}.ipynb"]
-    check = (HERE / "check.py").read_text()
-    pattern = re.compile(r"^REPOSITORY = .*$", re.MULTILINE)
-    check = pattern.sub(f"REPOSITORY = Path({str(HERE.parent)!r})", check, count=1)
-    (folder / "check.py").write_text(check)
-    return written + [folder / "check.py"]
+        files[source.name] = student
+        files[f"{source.stem}.ipynb"] = jupytext.writes(
+            jupytext.reads(student, fmt="py:percent"), fmt="ipynb")
+    files["check.py"] = (HERE / "check.py").read_text()
+    return files
+
+
+def cell_sources(text):
+    return [cell["source"] for cell in jupytext.reads(text, fmt="ipynb").cells]
+
+
+def edited(folder, files):
+    """The files of `folder` that differ from a fresh handout's (a notebook by its cells'
+    sources, so running it is not editing it): a student's work, or an older handout."""
+    changed = []
+    for name, text in files.items():
+        path = Path(folder) / name
+        if path.exists():
+            same = (cell_sources(path.read_text()) == cell_sources(text)
+                    if name.endswith(".ipynb") else path.read_text() == text)
+            changed += [] if same else [name]
+    return changed
+
+
+def make_handout(folder, force=False):
+    """Write a fresh handout into folder; the paths written. Files that differ from a fresh
+    handout's are kept (FileExistsError naming them) unless force."""
+    folder, files = Path(folder), handout_files()
+    folder.mkdir(parents=True, exist_ok=True)
+    changed = edited(folder, files)
+    if changed and not force:
+        raise FileExistsError(", ".join(changed))
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return [folder / name for name in files]
 
 
 def main(argv=None):
     parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("folder", type=Path, help="where the handout goes (created if needed)")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite files that differ from a fresh handout (students' work)")
     args = parser.parse_args(argv)
     if args.folder.exists() and not args.folder.is_dir():
         parser.error(f"argument folder: {args.folder} is a file, not a folder")
@@ -90,9 +119,12 @@ def main(argv=None):
         parser.error("argument folder: not the exercises folder itself (it would overwrite the "
                      "reference solutions)")
     try:
-        written = make_handout(args.folder)
+        written = make_handout(args.folder, force=args.force)
     except MarkerError as error:
         parser.error(f"markers: {error}")
+    except FileExistsError as error:
+        parser.error(f"argument folder: {args.folder} holds edited files ({error}); nothing was "
+                     f"written: use another folder, or --force to overwrite them")
     print(f"wrote {len(written)} files to {args.folder}: run them in order, e.g. "
           f"python {args.folder / 'ex01_retrieval.py'}")
 

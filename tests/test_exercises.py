@@ -5,7 +5,10 @@ import contextlib
 import importlib.util
 import io
 import math
+import os
 import runpy
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -166,3 +169,63 @@ def test_command_line_refuses_bad_markers_in_one_line(tmp_path, monkeypatch, cap
     assert stopped.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and "ex01_bad.py:1" in error[0]                 # one line
+
+
+def fake_clone(folder):
+    """The parts of a clone the checks read: helpers.py, the numbered files, results/."""
+    folder.mkdir(parents=True)
+    for path in [ROOT / "helpers.py", *ROOT.glob("0[1-7]_*.py")]:
+        shutil.copy(path, folder / path.name)
+    shutil.copytree(ROOT / "results", folder / "results")
+    return folder
+
+
+def run_as_student(path, cwd, **environment):
+    """`python path` in a fresh process, as a student runs it: (exit code, stdout, stderr)."""
+    env = {key: value for key, value in os.environ.items() if key != "HEADS_REPOSITORY"}
+    done = subprocess.run([sys.executable, str(path)], cwd=cwd, capture_output=True, text=True,
+                          env={**env, **environment}, timeout=120)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_handout_moved_into_another_clone_reads_that_clone(tmp_path):
+    """Made in clone A, copied into clone B at another path, A removed: it runs, reading B."""
+    first = tmp_path / "a" / "handout"
+    handout.make_handout(first)
+    second = fake_clone(tmp_path / "b") / "handout"
+    shutil.copytree(first, second)
+    shutil.rmtree(tmp_path / "a")
+    code, out, err = run_as_student(second / "ex02_model.py", cwd=tmp_path)
+    lines = check_lines(out)
+    assert code == 0 and "Traceback" not in err, err
+    assert lines and all(line.startswith("[to do]") for line in lines), lines
+    (tmp_path / "b" / "results" / "02_multihead_model_D3.json").unlink()      # B is what it reads
+    filled = (second / "ex02_model.py").read_text().replace("predicted_knee = None", "predicted_knee = 3")
+    (second / "ex02_model.py").write_text(filled)
+    code, out, _ = run_as_student(second / "ex02_model.py", cwd=tmp_path)
+    assert any(line.startswith("[error]") and "2.2" in line for line in check_lines(out)), out
+
+
+def test_outside_a_clone_one_line_says_how_to_point_at_one(tmp_path):
+    handout.make_handout(tmp_path / "loose")
+    code, out, err = run_as_student(tmp_path / "loose" / "ex01_retrieval.py", cwd=tmp_path)
+    assert code == 2 and not check_lines(out)
+    assert len(err.strip().splitlines()) == 1 and "HEADS_REPOSITORY" in err
+    code, out, err = run_as_student(tmp_path / "loose" / "ex02_model.py", cwd=tmp_path,
+                                    HEADS_REPOSITORY=str(ROOT))
+    assert code == 0 and check_lines(out), err
+
+
+def test_a_second_handout_keeps_students_work(tmp_path, capsys):
+    folder = tmp_path / "handout"
+    handout.main([str(folder)])
+    handout.main([str(folder)])                                # unchanged files: rewritten freely
+    work = (folder / "ex01_retrieval.py").read_text() + "\nmy_work = 1\n"
+    (folder / "ex01_retrieval.py").write_text(work)
+    with pytest.raises(SystemExit) as stopped:
+        handout.main([str(folder)])
+    assert stopped.value.code == 2 and (folder / "ex01_retrieval.py").read_text() == work
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "ex01_retrieval.py" in error[0] and "--force" in error[0]
+    handout.main([str(folder), "--force"])
+    assert "my_work" not in (folder / "ex01_retrieval.py").read_text()
