@@ -1,25 +1,32 @@
 """Self-checks for the exercises: one function per exercise, one printed line each, never raises.
 
-Each check compares a student's function (or answer) with the repository's own functions,
-proven bounds or committed results — no expected value is copied here by hand — and prints
+Each check compares a student's function (or answer) with the repository's own functions, exact
+identities, slow obvious loops or committed results — no expected value is typed in by hand —
+and prints one line:
 
     [ok]         1.1 NMSE
-    [not yet]    1.1 NMSE: expected 0.25, got 0.5 (on ...)
+    [not yet]    1.1 NMSE: differs from the reference by 0.25 (random target of scale 1)
     [to do]      1.1 NMSE: not attempted yet
     [error]      1.1 NMSE: ZeroDivisionError: division by zero
 
-`summary()` prints the count of each. Written answers are not graded: a non-empty one is
-"[answered]"; compare it with the reference in the teacher's version of the file.
+A student's code gets TIME_LIMIT seconds per check. The answer itself is never printed unless
+asked for: `check.reveal("2.2")`. `summary()` counts the latest result of each exercise, so
+running a cell again replaces its line. Written answers are not graded: "[answered]" once they
+address the question; the reference answer is in the teacher's version of the file.
 """
 import contextlib
 import io
 import json
 import math
+import numbers
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 ENVIRONMENT = "HEADS_REPOSITORY"   # the clone's path, for a handout kept outside a clone
+TIME_LIMIT = 15                    # seconds a check gives the student's code
 
 
 def find_repository(start):
@@ -40,47 +47,127 @@ REPOSITORY = find_repository(Path(__file__).resolve().parent)
 sys.path.insert(0, str(REPOSITORY))
 import helpers  # noqa: E402
 
-RESULTS = []
+RESULTS = {}   # exercise number -> status of its latest check
 
 
 class NotYet(Exception):
-    """A wrong answer: the message says what was expected and what came back."""
+    """A wrong answer: the message says how it differs, never what the answer is."""
 
 
-def _run(number, title, test):
+class TimeLimit(Exception):
+    """The student's code ran past TIME_LIMIT seconds."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Raise TimeLimit inside the block after `seconds` (where signals allow: Unix, main thread)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() != threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _stub(error, student):
+    """The "to do" line: the exercise itself, or another exercise's function it uses."""
+    frame = error.__traceback__
+    while frame.tb_next:
+        frame = frame.tb_next
+    name = frame.tb_frame.f_code.co_name
+    if student is not None and callable(student) and name not in (student.__name__, "_written"):
+        return f"it uses {name}(), which is not written yet: do that exercise first"
+    return "not attempted yet"
+
+
+def _run(number, title, test, student=None):
     """Run one check; print and record one line; never raise."""
     try:
-        with contextlib.redirect_stdout(io.StringIO()):                     # quiet imports
+        with _time_limit(TIME_LIMIT):
             outcome = test()
         status, line = outcome or ("ok", "")
-    except NotImplementedError:
-        status, line = "to do", "not attempted yet"
+    except NotImplementedError as error:
+        status, line = "to do", _stub(error, student)
+    except TimeLimit:
+        status, line = "not yet", (f"stopped after {TIME_LIMIT} s, the check's time limit: does "
+                                   f"your code finish?")
     except NotYet as wrong:
         status, line = "not yet", str(wrong)
     except Exception as error:  # noqa: BLE001 — a check must never crash the student's file
         status, line = "error", f"{type(error).__name__}: {error}"
-    RESULTS.append((number, status))
+    RESULTS[number] = status
     print(f"[{status}]".ljust(13) + f"{number} {title}" + (f": {line}" if line else ""),
           flush=True)
     return status
 
 
+def _number(value, what):
+    """A plain number from the student's value (a 0-d tensor or array too), else NotYet."""
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:   # a 0-d tensor or array
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise NotYet(f"returned {type(value).__name__} ({what}); return a number")
+    return float(value)
+
+
 def _close(expected, got, what, tolerance=1e-6):
-    """Raise NotYet unless got is within tolerance (relative) of expected."""
-    expected, got = float(expected), float(got)
+    """NotYet unless the student's number is within tolerance (relative) of the reference."""
+    expected, got = float(expected), _number(got, what)
     if not math.isclose(expected, got, rel_tol=tolerance, abs_tol=tolerance):
-        raise NotYet(f"expected {expected:.6g}, got {got:.6g} ({what})")
+        raise NotYet(f"differs from the reference by {abs(got - expected):.3g} ({what})")
 
 
-def _written(answer):
-    """A written answer: "to do" while empty, "answered" once there is text."""
+def _same(expected, got, what, tolerance=1e-6):
+    """NotYet unless the student's tensor has the reference's shape and values."""
+    import torch
+    got = torch.as_tensor(got, dtype=expected.dtype)
+    if got.shape != expected.shape:
+        raise NotYet(f"shape {tuple(got.shape)}, the reference has {tuple(expected.shape)} "
+                     f"({what})")
+    gap = float((got - expected).abs().max())
+    if not gap <= tolerance:
+        raise NotYet(f"differs from the reference by up to {gap:.3g} ({what})")
+
+
+def _prediction(answer, kind):
+    """The student's prediction as an int or a bool ("3", 3, 3.0; True, "yes"), else NotYet."""
+    if answer is None or isinstance(answer, str) and not answer.strip():
+        raise NotImplementedError
+    text = str(answer).strip().lower()
+    if kind is bool:
+        if text in ("true", "yes", "1"):
+            return True
+        if text in ("false", "no", "0"):
+            return False
+        raise NotYet(f"answer True or False, got {answer!r}")
+    try:
+        number = float(text)
+    except ValueError:
+        raise NotYet(f"answer with a whole number, got {answer!r}") from None
+    if number != int(number):
+        raise NotYet(f"answer with a whole number, got {answer!r}")
+    return int(number)
+
+
+def _written(answer, words, about):
+    """A written answer: "to do" while empty, "answered" once it mentions one of `words`."""
     if answer is None or not str(answer).strip():
         raise NotImplementedError
+    if not any(word in str(answer).lower() for word in words):
+        raise NotYet(f"your answer does not say anything about {about} yet")
     return "answered", "compare with the reference answer in the teacher's version"
 
 
 def _concept(name):
-    with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()):                         # quiet imports
         return helpers.load_concept(name)
 
 
@@ -100,28 +187,43 @@ def ex01_nmse(student):
             prediction = target + torch.randn(500, generator=generator) * scale / 3
             _close(helpers.nmse(prediction, target), student(prediction, target),
                    f"random target of scale {scale:g}", 1e-4)
-    return _run("1.1", "NMSE", test)
+    return _run("1.1", "NMSE", test, student)
 
 
 def ex01_why_nmse(answer):
-    return _run("1.2", "why raw MSE misleads across T (written)", lambda: _written(answer))
+    return _run("1.2", "why raw MSE misleads across T (written)", lambda: _written(
+        answer, ("var", "spread", "concentrat", "narrow"), "how the spread of y changes with T"))
 
 
 def ex01_retrieval_target(student):
     def test():
         import torch
         task = _concept("01_retrieval_task")
-        for D, T in ((4, 8), (2, 32), (1, 5)):
+        for D, T, kind in ((4, 8, "gaussian"), (2, 32, "random"), (1, 5, "gaussian")):
             x = task.sample_inputs(50, T, 4, seed=T)
-            directions = task.task_directions(D, 4)
-            expected, _, _ = task.synthetic_task(D, T, 4)(x)
-            got = torch.as_tensor(student(x, directions), dtype=expected.dtype)
-            if got.shape != expected.shape:
-                raise NotYet(f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}")
+            expected, _, _ = task.synthetic_task(D, T, 4, kind)(x)
+            got = student(x, task.task_directions(D, 4, kind))
             scale = max(1.0, float(expected.abs().max()))     # float32 rounding of sums of maxima
-            _close(0.0, float((got - expected).abs().max()), f"largest difference, D={D}, T={T}",
-                   tolerance=1e-5 * scale)
-    return _run("1.3", "the retrieval target of eq. 8", test)
+            _same(expected, torch.as_tensor(got), f"D={D}, T={T}, {kind} directions",
+                  1e-5 * scale)
+    return _run("1.3", "the retrieval target of eq. 8", test, student)
+
+
+def ex01_smallest_q(student):
+    def test():
+        def worst(q):   # sup over d >= 0 of d exp(-q d^2), on a fine grid around its peak
+            return max(d * math.exp(-q * d * d)
+                       for d in (k * 5 / (20000 * math.sqrt(q)) for k in range(20001)))
+
+        for epsilon in (0.1, 0.01, 1e-3):
+            q = _number(student(epsilon), f"epsilon={epsilon:g}")
+            if not q > 0:
+                raise NotYet(f"q must be positive (epsilon={epsilon:g})")
+            if not worst(q) <= epsilon * (1 + 1e-3):
+                raise NotYet(f"at your q the worst error is above epsilon={epsilon:g}")
+            if not worst(0.98 * q) > epsilon:
+                raise NotYet(f"a smaller q also reaches epsilon={epsilon:g}")
+    return _run("1.4", "the sharpness q our selector needs", test, student)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,23 +237,47 @@ def ex02_parameter_count(student):
                                               n_layers=layers)
             _close(model_file.parameter_counts(model)["paper"], student(model),
                    f"h={h}, N={width}, layers={layers}")
-    return _run("2.1", "parameters counted as paper A counts them", test)
+    return _run("2.1", "parameters counted as paper A counts them", test, student)
+
+
+def _knees_for_D3():
+    table = _committed("02_multihead_model_D3")["nmse"]
+    knees = set()
+    for by_heads in table.values():
+        minima = {int(h): entry["min"] for h, entry in by_heads.items()}
+        heads = sorted(minima)
+        knees.add(max(heads[1:], key=lambda h: minima[h - 1] / minima[h]))
+    return knees
 
 
 def ex02_knee_for_D3(predicted):
     def test():
-        if predicted is None:
-            raise NotImplementedError
-        table = _committed("02_multihead_model_D3")["nmse"]
-        knees = set()
-        for by_heads in table.values():
-            minima = {int(h): entry["min"] for h, entry in by_heads.items()}
-            heads = sorted(minima)
-            knees.add(max(heads[1:], key=lambda h: minima[h - 1] / minima[h]))
-        if knees != {predicted}:
-            raise NotYet(f"the committed D = 3 results drop most at h = {sorted(knees)}, you "
-                         f"predicted {predicted}")
+        if {_prediction(predicted, int)} != _knees_for_D3():
+            raise NotYet("the committed D = 3 results drop most at another h (think again, or "
+                         "check.reveal('2.2'))")
     return _run("2.2", "where the knee moves for D = 3", test)
+
+
+def ex02_directions_covered(student):
+    def test():
+        mechanism = _committed("02_multihead_model")["mechanism"]
+        for h, entry in mechanism.items():
+            attention = entry["attention_on_targets"]                      # [h][D]
+            expected = len({max(range(len(row)), key=row.__getitem__) for row in attention})
+            _close(expected, student(attention), f"the committed h = {h} map")
+        _close(2, student([[0.9, 0.1, 0.0], [0.8, 0.0, 0.2], [0.0, 0.6, 0.4]]), "a made-up map")
+    return _run("2.3", "how many a_i have a head of their own", test, student)
+
+
+def ex02_reversal_score(student):
+    def test():
+        model_file = _concept("02_multihead_model")
+        rows = [row for table in (model_file.PAPER_TABLE_2, model_file.PAPER_TABLE_3)
+                for row in table.values()]
+        cases = [[row[T] for T in sorted(row)] for row in rows] + [[1.0, 1.0], [3.0, 1.0, 2.0]]
+        for errors in cases:
+            _close(model_file.reversal_score(errors), student(errors), f"errors {errors}")
+    return _run("2.4", "the reversal score R(h)", test, student)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,22 +286,22 @@ def ex02_knee_for_D3(predicted):
 def ex03_exponent(student):
     def test():
         bounds = _concept("03_bounds")
-        for T in (8, 64, 128, 1024):
+        for T in (8, 10, 64, 130, 1023):                    # not only multiples of 4
             for s, D, n in ((3, 4, 8), (1, 2, 2)):
                 _close(bounds.lower_bound_exponent(T, s, D, n), student(T, s, D, n),
                        f"T={T}, s={s}, D={D}, n={n}")
-    return _run("3.1", "the lower-bound exponent k", test)
+    return _run("3.1", "the lower-bound exponent k", test, student)
 
 
 def ex03_first_useful_T(student):
     def test():
         bounds = _concept("03_bounds")
-        for s, D, n in ((3, 4, 8), (1, 2, 2), (2, 4, 8)):
+        for s, D, n in ((3, 4, 8), (1, 2, 2), (2, 4, 8), (1, 1, 1)):
             expected = bounds.first_nonvacuous_length(s, D, n)
             if bounds.lower_bound_exponent(expected, s, D, n) <= 0:          # the definition
                 raise RuntimeError("first_nonvacuous_length disagrees with k > 0")
             _close(expected, student(s, D, n), f"s={s}, D={D}, n={n}")
-    return _run("3.2", "where the lower bound stops being vacuous", test)
+    return _run("3.2", "where the lower bound stops being vacuous", test, student)
 
 
 def ex03_hand_built_head(student):
@@ -191,8 +317,8 @@ def ex03_hand_built_head(student):
             with torch.no_grad():
                 expected, _ = reference(cls.expand(4, 1, -1), tokens, 5.0)
                 got, _ = layer(cls.expand(4, 1, -1), tokens, 5.0)
-            _close(0.0, float((got - expected).abs().max()), f"largest output difference, D={D}")
-    return _run("3.3", "the weights of the hand-built h = D layer", test)
+            _same(expected, got, f"the layer's output, D={D}")
+    return _run("3.3", "the weights of the hand-built h = D layer", test, student)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,12 +329,8 @@ def ex04_memorising_tokens(student):
         import torch
         memory = _concept("04_single_head_memorization")
         x = torch.randn(3, 5, 2, generator=torch.Generator().manual_seed(0))
-        expected = memory.memorising_embedding(x)
-        got = torch.as_tensor(student(x))
-        if got.shape != expected.shape:
-            raise NotYet(f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}")
-        _close(0.0, float((got - expected).abs().max()), "largest difference")
-    return _run("4.1", "the memorising embedding e_t (x) x(t)", test)
+        _same(memory.memorising_embedding(x), student(x), "a random [3, 5, 2] batch")
+    return _run("4.1", "the memorising embedding e_t (x) x(t)", test, student)
 
 
 def ex04_read_back(student):
@@ -217,11 +339,18 @@ def ex04_read_back(student):
         memory = _concept("04_single_head_memorization")
         x = torch.randn(3, 6, 2, generator=torch.Generator().manual_seed(1))
         average = memory.memorising_embedding(x).mean(dim=1)                # uniform attention
-        got = torch.as_tensor(student(average, 6, 2))
-        if got.shape != x.shape:
-            raise NotYet(f"expected shape {tuple(x.shape)}, got {tuple(got.shape)}")
-        _close(0.0, float((got - x).abs().max()), "largest difference from the sequence")
-    return _run("4.2", "reading the sequence back from the uniform average", test)
+        _same(x, student(average, 6, 2), "reading back a random [3, 6, 2] batch")
+    return _run("4.2", "reading the sequence back from the uniform average", test, student)
+
+
+def ex04_lemma9_weights(student):
+    def test():
+        memory = _concept("04_single_head_memorization")
+        for T, levels in ((4, 3), (16, 5), (64, 10)):
+            network = memory.lemma9_network(T, levels)
+            used = sum(int((p != 0).sum()) for p in network.parameters() if p.dim() == 2)
+            _close(used, student(T, levels), f"T={T}, n={levels} levels (counted in the network)")
+    return _run("4.3", "the weights Lemma 9's max network uses", test, student)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,22 +361,43 @@ def ex05_softmax_band(student):
         saturation = _concept("05_saturation")
         for B in (0.5, 2.0):
             for L in (4, 1000):
-                row = saturation.lemma_extremes(B, L, 10, seed=0)
-                low, high = student(B, L)
-                _close(row["lower"] / L, low, f"lower end, B={B}, L={L}")
-                _close(row["upper"] / L, high, f"upper end, B={B}, L={L}")
-                if not low * L <= row["L_min_p"] * (1 + 1e-9):
-                    raise NotYet("your lower end is above a softmax weight we found")
-    return _run("5.1", "the bounded-logit band of a softmax weight", test)
+                row = saturation.lemma_extremes(B, L, 200, seed=0)      # worst cases and draws
+                low, high = (_number(v, f"B={B}, L={L}") for v in student(B, L))
+                if not (low * L <= row["L_min_p"] * (1 + 1e-9) and
+                        high * L >= row["L_max_p"] * (1 - 1e-9)):
+                    raise NotYet(f"a softmax weight with |logits| <= B lies outside your band "
+                                 f"(B={B}, L={L})")
+                if not (low * L >= row["lower"] * (1 - 1e-9) and
+                        high * L <= row["upper"] * (1 + 1e-9)):
+                    raise NotYet(f"your band is looser than the lemma's (B={B}, L={L})")
+    return _run("5.1", "the bounded-logit band of a softmax weight", test, student)
 
 
 def ex05_entropy_floor(student):
     def test():
         saturation = _concept("05_saturation")
         for B in (0.5, 1.0, 3.0):
-            for L in (2, 16, 4096):
+            for L in (1, 2, 16, 4096):
                 _close(saturation.entropy_bound(B, L), student(B, L), f"B={B}, L={L}")
-    return _run("5.2", "the entropy floor H(p)/log L", test)
+    return _run("5.2", "the entropy floor H(p)/log L", test, student)
+
+
+def ex05_variance_split(student):
+    def test():
+        import torch
+        generator = torch.Generator().manual_seed(5)
+        queries = torch.randn(30, 1, generator=generator)                   # [Q, 1]
+        contexts = torch.randn(1, 40, generator=generator)                  # [1, C]
+        for y, what in ((queries + 0.5 * contexts, "y = query part + context part"),
+                        (queries.expand(30, 40), "y depends on the query only"),
+                        (contexts.expand(30, 40), "y depends on the context only"),
+                        (torch.randn(30, 40, generator=generator) ** 2, "a skewed random y")):
+            query_part, context_part = (_number(v, what) for v in student(y))
+            _close(float(y.mean(dim=1).var(unbiased=False)), query_part, f"query part: {what}",
+                   1e-5)
+            _close(float(y.var(unbiased=False)) - query_part, context_part,
+                   f"the two parts add up to Var(y): {what}", 1e-5)
+    return _run("5.3", "the variance split Var(E[y|q]) + E[Var(y|q)]", test, student)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,30 +411,95 @@ def ex06_attention_parameters(student):
             counted = sum(p.numel() for block in model.blocks
                           for p in (block.W_Q, block.W_K, block.W_V, block.W_O.weight))
             _close(counted, student(layers, width), f"layers {layers}, width {width}")
-    return _run("6.1", "an allocation's attention parameters", test)
+    return _run("6.1", "an allocation's attention parameters", test, student)
+
+
+def _winners():
+    comparison = _committed("06_allocation")["comparison"]
+    return {task: min((name for name in entry["allocations"] if name != "front-reduced"),
+                      key=lambda name: entry["allocations"][name]["mean"])
+            for task, entry in comparison.items()}
 
 
 def ex06_winners(student):
     def test():
-        comparison = _committed("06_allocation")["comparison"]
-        for task, entry in comparison.items():
-            means = {name: a["mean"] for name, a in entry["allocations"].items()
-                     if name != "front-reduced"}
-            expected = min(means, key=means.get)
+        for task, expected in _winners().items():
             got = student(task)
+            if not isinstance(got, str):
+                raise NotYet(f"returned {type(got).__name__} for {task!r}; return a name")
             if got != expected:
-                raise NotYet(f"on {task} the committed results favour {expected!r}, you said "
-                             f"{got!r}")
-    return _run("6.2", "which allocation wins on which task (committed results)", test)
+                raise NotYet(f"on {task} the committed results favour another allocation than "
+                             f"{got!r} (think again, or check.reveal('6.2'))")
+    return _run("6.2", "which allocation wins on which task (committed results)", test, student)
 
 
 def ex06_why(answer):
-    return _run("6.3", "why the winner flips (written)", lambda: _written(answer))
+    return _run("6.3", "why the winner flips (written)", lambda: _written(
+        answer, ("layer",), "which layer does the match"))
+
+
+def _best_heads():
+    fixed = _committed("06_allocation")["fixed_budget"]
+    return {*fixed["best_H_per_seed"], fixed["best_H_oracle"]}
+
+
+def ex06_best_heads(predicted):
+    def test():
+        best = _best_heads()
+        if len(best) != 1:
+            raise RuntimeError(f"the committed results disagree on the best H: {sorted(best)}")
+        if {_prediction(predicted, int)} != best:
+            raise NotYet("the committed trained models and the oracle are lowest at another H "
+                         "(think again, or check.reveal('6.4'))")
+    return _run("6.4", "the best head count at a fixed budget", test)
+
+
+# ---------------------------------------------------------------------------------------------
+# 07 · real images
+# ---------------------------------------------------------------------------------------------
+def _seven():
+    """07's committed reference run (--full) if there is one, else its default run."""
+    full = REPOSITORY / "results" / "07_real_data_full.json"
+    return _committed("07_real_data_full" if full.exists() else "07_real_data")
+
+
+def _fixed_width_excludes_zero():
+    gain = _seven()["train_gain_with_heads"]["fixed-width"]
+    low, high = gain[max(gain, key=int)]["ci95"]
+    return low > 0 or high < 0
+
+
+def ex07_fixed_width(predicted):
+    def test():
+        if _prediction(predicted, bool) != _fixed_width_excludes_zero():
+            raise NotYet("read the interval again (or check.reveal('7.1'))")
+    return _run("7.1", "at a fixed width, is the gain from more heads clear?", test)
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers on request, and the summary
+# ---------------------------------------------------------------------------------------------
+REVEAL = {
+    "2.2": lambda: f"the committed D = 3 minima drop most at h = {sorted(_knees_for_D3())}",
+    "6.2": lambda: f"lowest mean validation NMSE: {_winners()}",
+    "6.4": lambda: f"lowest at H = {sorted(_best_heads())} (trained, each seed, and the oracle)",
+    "7.1": lambda: ("the fixed-width interval at the longest T "
+                    + ("excludes" if _fixed_width_excludes_zero() else "includes") + " 0"),
+}
+
+
+def reveal(number):
+    """Print the reference answer of a prediction exercise (what the committed results say)."""
+    if number not in REVEAL:
+        print(f"[reveal]     {number}: only {', '.join(REVEAL)} have an answer to reveal; the "
+              f"others' references are in the teacher's version")
+        return
+    print(f"[reveal]     {number}: {REVEAL[number]()}")
 
 
 def summary():
-    """Print how many checks are ok, answered, not yet, to do and in error."""
-    counts = {status: sum(1 for _, s in RESULTS if s == status)
+    """Print how many exercises are ok, answered, not yet, to do and in error (latest check)."""
+    counts = {status: sum(1 for s in RESULTS.values() if s == status)
               for status in ("ok", "answered", "not yet", "to do", "error")}
     print("summary: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
     return counts

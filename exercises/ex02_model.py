@@ -39,7 +39,7 @@ check.ex02_parameter_count(paper_parameter_count)
 # most when the task retrieves D = 3 tokens, then let the check read
 # `results/02_multihead_model_D3.json` (made by `python 02_multihead_model.py --D 3`) and compare.
 #
-# *Hint:* one head per token to retrieve.
+# *Hint:* what does each head do in the D = 4 model?
 
 # %%
 ### BEGIN ANSWER predicted_knee
@@ -47,6 +47,51 @@ predicted_knee = 3
 ### END ANSWER
 
 check.ex02_knee_for_D3(predicted_knee)
+
+# %% [markdown]
+# ## 2.3 One head per retrieved token? · easy · 5 min
+#
+# File 02 records, for its best h = 3 and h = 4 models, how much attention each head puts on
+# the arg-max token of each direction $a_i$ (`results/02_multihead_model.json` → `mechanism` →
+# `attention_on_targets`, rows = heads, columns = $a_i$; also `figures/02_attention.png`). Say a
+# direction *has a head of its own* when some head attends to its token more than to any other
+# direction's. Given such a matrix (a list of rows), return how many directions have one.
+# Then look at the two committed maps: what does h = 3 lack?
+#
+# *Hint:* for each head (row), which column is largest?
+
+# %%
+def directions_covered(attention):
+    ### BEGIN SOLUTION
+    return len({max(range(len(row)), key=row.__getitem__) for row in attention})
+    ### END SOLUTION
+
+
+check.ex02_directions_covered(directions_covered)
+
+# %% [markdown]
+# ## 2.4 The reversal score · medium · 10 min
+#
+# Paper A (§6.2) asks whether more heads do *better* at larger $T$. For the errors
+# $e_1, \dots, e_m$ of one $h$ at increasing $T$ its reversal score is
+# $R = \sum_{i<j} \max(e_i - e_j, 0) \,/\, (\max_k e_k - \min_k e_k)$ (0 when all are equal):
+# 0 when the error never falls as $T$ grows. Write it; the check runs it on the paper's own
+# Tables 2 and 3.
+#
+# *Hint:* two nested loops over the pairs $i < j$.
+
+# %%
+def reversal_score(errors):
+    ### BEGIN SOLUTION
+    spread = max(errors) - min(errors)
+    if spread == 0:
+        return 0.0
+    return sum(max(errors[i] - errors[j], 0.0) for i in range(len(errors))
+               for j in range(i + 1, len(errors))) / spread
+    ### END SOLUTION
+
+
+check.ex02_reversal_score(reversal_score)
 
 # %%
 check.summary()

@@ -49,5 +49,26 @@ def read_back(average, seq_len, dim):
 
 check.ex04_read_back(read_back)
 
+# %% [markdown]
+# ## 4.3 What the FFN pays: Lemma 9's max network · medium · 10 min
+#
+# After memorising, the FFN must compute every $\max_t$ itself. Lemma 9 does it with a ReLU
+# network on $T$ inputs in $[0, 1]$ and $n$ levels (`lemma9_network(T, n)` in file 04; $n$ grows
+# like $1/\varepsilon$). Build one, look at its weight matrices, and return how many weights
+# (not biases) are nonzero, as a formula in $T$ and $n$. How does it grow with $T$ — and what
+# does the $h = D$ route of file 03 pay instead?
+#
+# *Hint:* `[(p != 0).sum() for p in network.parameters()]` for a few small T and n, then find
+# the pattern.
+
+# %%
+def lemma9_weights_used(seq_len, levels):
+    ### BEGIN SOLUTION
+    return 3 * seq_len * levels + 2 * levels
+    ### END SOLUTION
+
+
+check.ex04_lemma9_weights(lemma9_weights_used)
+
 # %%
 check.summary()

@@ -19,7 +19,10 @@ import math  # noqa: E402
 # Derive it (bound the numerator $e^{s_i}$ and the denominator $\sum_j e^{s_j}$) and return
 # `(lower, upper)`.
 #
-# *Hint:* the numerator is in $[e^{-B}, e^{B}]$, the denominator in $[L e^{-B}, L e^{B}]$.
+# Any band that holds every such weight and is at least as tight as the simple one passes.
+#
+# *Hint:* bound the numerator and the denominator separately, each by the largest and smallest
+# value a logit can take.
 
 # %%
 def softmax_band(B, L):
@@ -46,6 +49,28 @@ def entropy_floor(B, L):
 
 
 check.ex05_entropy_floor(entropy_floor)
+
+# %% [markdown]
+# ## 5.3 The confound: how much of y does the query alone explain? · medium · 10 min
+#
+# File 05 part c shows a target that gets *easier* as $L$ grows, because the softmax average
+# over many tokens tends to a function of the query alone. It measures this with the law of
+# total variance: for `y` of shape `[Q, C]` (row $q$: one fixed query with $C$ fresh contexts),
+# $\mathrm{Var}(y) = \mathrm{Var}(\mathbb E[y \mid q]) + \mathbb E[\mathrm{Var}(y \mid q)]$.
+# Return `(query_part, context_part)`, each with the population variance (divide by the count).
+# Then read `results/05_saturation.json` → `confound` → `variance_split`: what share does the
+# query part take at L = 16 and at L = 256?
+#
+# *Hint:* a row's mean estimates $\mathbb E[y \mid q]$.
+
+# %%
+def variance_parts(y):
+    ### BEGIN SOLUTION
+    return float(y.mean(dim=1).var(unbiased=False)), float(y.var(dim=1, unbiased=False).mean())
+    ### END SOLUTION
+
+
+check.ex05_variance_split(variance_parts)
 
 # %%
 check.summary()

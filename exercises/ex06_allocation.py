@@ -18,7 +18,7 @@ import check  # noqa: E402
 # $[H, d, E]$ and $W_O$ of shape $[E, H d]$ (no biases). For `layers = [(H_1, d_1), ...]`
 # return the total number of attention parameters.
 #
-# *Hint:* the answer is a multiple of the attention budget $\sum_\ell H_\ell d_\ell$.
+# *Hint:* count the entries of each of the four matrices of one layer first.
 
 # %%
 def attention_parameters(layers, width):
@@ -60,6 +60,23 @@ where in the computation the high-rank retrieval happens."""
 ### END ANSWER
 
 check.ex06_why(answer_6_3)
+
+# %% [markdown]
+# ## 6.4 How many heads at a fixed budget? · easy · 5 min
+#
+# File 06 part a fixes the attention budget $H d = 32$ for a last token that carries $M = 4$
+# queries into 16 stored keys of dimension $p = 8$, and trains $H = 1, 2, 4, 8, 16$ heads of
+# dimension $32 / H$. Predict the $H$ with the lowest error, then let the check read the
+# committed trained models and the training-free oracle.
+#
+# *Hint:* what goes wrong with too few heads, and what with too small a head dimension?
+
+# %%
+### BEGIN ANSWER predicted_best_heads
+predicted_best_heads = 4
+### END ANSWER
+
+check.ex06_best_heads(predicted_best_heads)
 
 # %%
 check.summary()

@@ -6,7 +6,7 @@ Each exercises/exNN_*.py is copied to DIR with every reference solution removed:
     ...code...
     ### END SOLUTION
 
-    ### BEGIN ANSWER answer_1_2      ->   answer_1_2 = None  # your answer here, as a string
+    ### BEGIN ANSWER answer_1_2      ->   answer_1_2 = None  # your answer here
     answer_1_2 = "..."
     ### END ANSWER
 
@@ -25,6 +25,7 @@ import jupytext
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from helpers import Parser  # noqa: E402 — argparse that answers bad input in one line, exit 2
+KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 MARKER = re.compile(r"^(\s*)### (BEGIN|END) (SOLUTION|ANSWER)(?: (\w+))?\s*$")
 
 
@@ -57,7 +58,7 @@ def strip(text, name="exercise"):
                               f"opened on line {open_block[3]}")
         _, indent, variable, _ = open_block
         out.append(f'{indent}raise NotImplementedError("your code here")' if kind == "SOLUTION"
-                   else f"{indent}{variable} = None  # your answer here, as a string")
+                   else f"{indent}{variable} = None  # your answer here")
         open_block = None
     if open_block:
         raise MarkerError(f"{name}:{open_block[3]}: BEGIN {open_block[0]} is never closed")
@@ -71,8 +72,9 @@ def handout_files():
     for source in sorted(HERE.glob("ex[0-9][0-9]_*.py")):
         student = strip(source.read_text(), source.name)
         files[source.name] = student
-        files[f"{source.stem}.ipynb"] = jupytext.writes(
-            jupytext.reads(student, fmt="py:percent"), fmt="ipynb")
+        notebook = jupytext.reads(student, fmt="py:percent")
+        notebook.metadata["kernelspec"] = KERNEL                          # opens in python3
+        files[f"{source.stem}.ipynb"] = jupytext.writes(notebook, fmt="ipynb")
     files["check.py"] = (HERE / "check.py").read_text()
     return files
 

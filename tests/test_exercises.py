@@ -48,9 +48,9 @@ def test_there_are_at_least_ten_exercises_each_with_a_check():
     text = "".join(path.read_text() for path in EXERCISES)
     checks = load(ROOT / "exercises" / "check.py", "check_module")
     names = [name for name in dir(checks) if name.startswith("ex0")]
-    assert len(EXERCISES) == 6 and len(names) >= 10
+    assert len(EXERCISES) == 7 and len(names) >= 20
     assert all(f"check.{name}(" in text for name in names)                  # every check used
-    assert text.count("## ") >= 10 and all(word in text for word in ("easy", "medium", "hard"))
+    assert text.count("## ") >= 20 and all(word in text for word in ("easy", "medium", "hard"))
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
@@ -61,9 +61,17 @@ def test_reference_exercises_pass_every_check(path):
 
 @pytest.fixture(scope="module")
 def student_folder(tmp_path_factory):
+    """A handout outside any clone, pointed at this one by $HEADS_REPOSITORY (as a student with
+    the handout in their home folder would)."""
     folder = tmp_path_factory.mktemp("handout")
     handout.make_handout(folder)
-    return folder
+    before = os.environ.get("HEADS_REPOSITORY")
+    os.environ["HEADS_REPOSITORY"] = str(ROOT)
+    yield folder
+    if before is None:
+        del os.environ["HEADS_REPOSITORY"]
+    else:
+        os.environ["HEADS_REPOSITORY"] = before
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
@@ -73,9 +81,20 @@ def test_handout_runs_to_the_end_with_every_check_to_do(path, student_folder):
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
-def test_handout_notebook_executes(path, student_folder):
+def test_handout_notebooks_match_their_scripts(path, student_folder):
     notebook = nbformat.read(student_folder / f"{path.stem}.ipynb", as_version=4)
+    nbformat.validate(notebook)
     assert not any(cell.get("outputs") for cell in notebook.cells)         # made without outputs
+    assert notebook.metadata.kernelspec.name == "python3"
+    script = (student_folder / path.name).read_text()
+    assert all(cell.source.strip() in script for cell in notebook.cells if cell.source.strip()
+               and cell.cell_type == "code")
+
+
+def test_a_handout_notebook_executes(student_folder):
+    """One notebook is executed (each takes seconds to start a kernel; the .py files all run)."""
+    path = EXERCISES[0]
+    notebook = nbformat.read(student_folder / f"{path.stem}.ipynb", as_version=4)
     NotebookClient(notebook, timeout=120, kernel_name="python3",
                    resources={"metadata": {"path": str(student_folder)}}).execute()
     printed = "".join(out.get("text", "") for cell in notebook.cells
@@ -99,44 +118,130 @@ def test_no_solution_line_survives_in_the_handout(path, student_folder):
 
 
 def wrong(name):
-    """A plausible wrong answer for each check."""
-    import torch
+    """Plausible wrong answers for each check, the shortcuts issue 25 found among them."""
     return {
-        "ex01_nmse": lambda p, t: 0.5,
-        "ex01_retrieval_target": lambda x, a: x.sum(dim=(1, 2)),
-        "ex02_parameter_count": lambda model: sum(p.numel() for p in model.parameters()),
-        "ex02_knee_for_D3": 4,
-        "ex03_exponent": lambda T, s, D, n: T / 4,
-        "ex03_first_useful_T": lambda s, D, n: 1,
-        "ex03_hand_built_head": lambda layer, D: None,                      # random weights
-        "ex04_memorising_tokens": lambda x: x.repeat(1, 1, x.shape[1]),
-        "ex04_read_back": lambda average, T, d: average.reshape(-1, T, d),  # forgot the T
-        "ex05_softmax_band": lambda B, L: (math.exp(-B) / L, math.exp(B) / L),
-        "ex05_entropy_floor": lambda B, L: 1 - B / math.log(L),
-        "ex06_attention_parameters": lambda layers, E: 3 * E * sum(h * d for h, d in layers),
-        "ex06_winners": lambda task: "uniform",
-        "_torch": torch,
+        "ex01_nmse": [lambda p, t: 0.5, lambda p, t: str(float(((p - t) ** 2).mean() / t.var()))],
+        "ex01_why_nmse": ["because it is better", "MSE is bad"],
+        "ex01_retrieval_target": [lambda x, a: x.sum(dim=(1, 2)),
+                                  lambda x, a: x[..., :a.shape[0]].max(dim=1).values.sum(dim=1)],
+        "ex01_smallest_q": [lambda e: 1 / e ** 2, lambda e: 1 / (2 * e ** 2)],
+        "ex02_parameter_count": [lambda model: sum(p.numel() for p in model.parameters())],
+        "ex02_knee_for_D3": [4, "4", "three"],
+        "ex02_directions_covered": [lambda a: len(a), lambda a: len(a[0])],
+        "ex02_reversal_score": [lambda e: sum(max(e[i] - e[i + 1], 0) for i in range(len(e) - 1))],
+        "ex03_exponent": [lambda T, s, D, n: T / 4,
+                          lambda T, s, D, n: (T // 4 - s - D + 1) / ((n + 1) * s + 1) - 1,
+                          lambda T, s, D, n: (math.ceil(T / 4) - s - D + 1) / ((n + 1) * s + 1) - 1],
+        "ex03_first_useful_T": [lambda s, D, n: 1, lambda s, D, n: 4 * ((n + 2) * s + D)],
+        "ex03_hand_built_head": [lambda layer, D: None],                     # random weights
+        "ex04_memorising_tokens": [lambda x: x.repeat(1, 1, x.shape[1])],
+        "ex04_read_back": [lambda average, T, d: average.reshape(-1, T, d)],  # forgot the T
+        "ex04_lemma9_weights": [lambda T, n: T * n, lambda T, n: 3 * T * n],
+        "ex05_softmax_band": [lambda B, L: (math.exp(-B) / L, math.exp(B) / L),
+                              lambda B, L: (0.0, 1.0)],
+        "ex05_entropy_floor": [lambda B, L: 1 - B / math.log(L),
+                               lambda B, L: max(0.0, 1 - 2 * B / math.log(L)) if L > 1 else 0.0],
+        "ex05_variance_split": [lambda y: (float(y.var()), 0.0),
+                                lambda y: (float(y.mean(dim=1).var()), float(y.var(dim=1).mean()))],
+        "ex06_attention_parameters": [lambda layers, E: 3 * E * sum(h * d for h, d in layers),
+                                      lambda layers, E: str(4 * E * sum(h * d for h, d in layers))],
+        "ex06_winners": [lambda task: "uniform", lambda task: 0],
+        "ex06_why": ["front-loading is good", "it depends"],
+        "ex06_best_heads": [1, "16"],
+        "ex07_fixed_width": [not check_module()._fixed_width_excludes_zero(), "maybe"],
     }.get(name)
 
 
-def test_every_check_reports_a_wrong_answer_and_never_raises(capsys):
-    checks = load(ROOT / "exercises" / "check.py", "check_wrong")
+def right(name):
+    """Right answers in other forms than the reference's, which must be accepted."""
+    return {
+        "ex02_knee_for_D3": ["3", 3.0, " 3 "],
+        "ex05_softmax_band": [lambda B, L: (math.exp(-B) / (math.exp(-B) + (L - 1) * math.exp(B)),
+                                            math.exp(B) / (math.exp(B) + (L - 1) * math.exp(-B)))],
+        "ex06_best_heads": ["4"],
+        "ex07_fixed_width": [str(check_module()._fixed_width_excludes_zero())],
+    }.get(name, [])
+
+
+def check_module(name="check_wrong"):
+    return load(ROOT / "exercises" / "check.py", name)
+
+
+def test_every_check_refuses_each_wrong_answer_and_never_raises(capsys):
+    checks = check_module()
     for name in (name for name in dir(checks) if name.startswith("ex0")):
-        answer = wrong(name)
-        if name in ("ex01_why_nmse", "ex06_why"):                           # written answers
-            assert getattr(checks, name)("") == "to do"
-            assert getattr(checks, name)("my answer") == "answered"
-            continue
-        assert answer is not None, f"add a wrong answer for {name}"
-        assert getattr(checks, name)(answer) == "not yet", name
+        answers = wrong(name)
+        assert answers, f"add wrong answers for {name}"
+        for answer in answers:
+            assert getattr(checks, name)(answer) in ("not yet", "error"), (name, answer)
+        if callable(answers[0]):
+            def broken(*args):
+                raise ValueError("a bug in the student's code")
 
-        def broken(*args):
-            raise ValueError("a bug in the student's code")
-
-        assert getattr(checks, name)(broken if callable(answer) else "x") in ("error", "not yet")
+            assert getattr(checks, name)(broken) == "error", name
     out = capsys.readouterr().out
     assert "Traceback" not in out
-    assert checks.summary()["not yet"] >= 13
+
+
+def test_right_answers_in_other_forms_are_accepted(capsys):
+    checks = check_module("check_right")
+    for name in (name for name in dir(checks) if name.startswith("ex0")):
+        for answer in right(name):
+            assert getattr(checks, name)(answer) == "ok", (name, answer)
+
+
+def test_wrong_predictions_do_not_reveal_the_answer_until_asked(capsys):
+    checks = check_module("check_reveal")
+    checks.ex02_knee_for_D3(4)
+    checks.ex06_winners(lambda task: "uniform")
+    said = capsys.readouterr().out
+    assert "h = [3]" not in said and "front-loaded" not in said and "back-loaded" not in said
+    checks.reveal("2.2")
+    assert "[3]" in capsys.readouterr().out
+    checks.reveal("9.9")
+    assert "only" in capsys.readouterr().out
+
+
+def test_a_stub_used_by_another_exercise_is_named(capsys):
+    checks = check_module("check_stub")
+
+    def exponent_k(seq_len, s, D, n):
+        raise NotImplementedError("your code here")
+
+    def first_useful_T(s, D, n):
+        T = 1
+        while exponent_k(T, s, D, n) <= 0:
+            T += 1
+        return T
+
+    assert checks.ex03_first_useful_T(first_useful_T) == "to do"
+    assert "exponent_k()" in capsys.readouterr().out
+
+
+def test_a_never_ending_answer_is_stopped_by_the_time_limit(capsys, monkeypatch):
+    checks = check_module("check_loop")
+    monkeypatch.setattr(checks, "TIME_LIMIT", 1)
+
+    def first_useful_T(s, D, n):
+        while True:
+            pass
+
+    assert checks.ex03_first_useful_T(first_useful_T) == "not yet"
+    assert "time limit" in capsys.readouterr().out
+
+
+def test_students_prints_are_shown_and_a_rerun_replaces_its_result(capsys):
+    checks = check_module("check_rerun")
+
+    def nmse(prediction, target):
+        print("my debugging line")
+        return 0.5
+
+    for _ in range(3):
+        checks.ex01_nmse(nmse)
+    assert capsys.readouterr().out.count("my debugging line") >= 3
+    checks.ex01_nmse(lambda p, t: float(((p - t) ** 2).mean() / t.var(unbiased=False)))
+    assert checks.summary() == {"ok": 1, "answered": 0, "not yet": 0, "to do": 0, "error": 0}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -155,7 +260,7 @@ def test_stripper_keeps_indentation_and_names_the_answer():
     text = ("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n"
             "### BEGIN ANSWER my_answer\nmy_answer = 'x'\n### END ANSWER\n")
     assert handout.strip(text) == ('def f():\n    raise NotImplementedError("your code here")\n'
-                                   "my_answer = None  # your answer here, as a string\n")
+                                   "my_answer = None  # your answer here\n")
 
 
 def test_command_line_refuses_bad_markers_in_one_line(tmp_path, monkeypatch, capsys):
@@ -195,15 +300,16 @@ def test_a_handout_moved_into_another_clone_reads_that_clone(tmp_path):
     second = fake_clone(tmp_path / "b") / "handout"
     shutil.copytree(first, second)
     shutil.rmtree(tmp_path / "a")
-    code, out, err = run_as_student(second / "ex02_model.py", cwd=tmp_path)
+    exercise = second / "ex07_real_data.py"          # the lightest file: it reads one JSON
+    code, out, err = run_as_student(exercise, cwd=tmp_path)
     lines = check_lines(out)
     assert code == 0 and "Traceback" not in err, err
     assert lines and all(line.startswith("[to do]") for line in lines), lines
-    (tmp_path / "b" / "results" / "02_multihead_model_D3.json").unlink()      # B is what it reads
-    filled = (second / "ex02_model.py").read_text().replace("predicted_knee = None", "predicted_knee = 3")
-    (second / "ex02_model.py").write_text(filled)
-    code, out, _ = run_as_student(second / "ex02_model.py", cwd=tmp_path)
-    assert any(line.startswith("[error]") and "2.2" in line for line in check_lines(out)), out
+    for result in (tmp_path / "b" / "results").glob("07_real_data*.json"):
+        result.unlink()                                                     # B is what it reads
+    exercise.write_text(exercise.read_text().replace("_is_clear = None", "_is_clear = True"))
+    code, out, _ = run_as_student(exercise, cwd=tmp_path)
+    assert any(line.startswith("[error]") and "7.1" in line for line in check_lines(out)), out
 
 
 def test_outside_a_clone_one_line_says_how_to_point_at_one(tmp_path):
@@ -211,7 +317,7 @@ def test_outside_a_clone_one_line_says_how_to_point_at_one(tmp_path):
     code, out, err = run_as_student(tmp_path / "loose" / "ex01_retrieval.py", cwd=tmp_path)
     assert code == 2 and not check_lines(out)
     assert len(err.strip().splitlines()) == 1 and "HEADS_REPOSITORY" in err
-    code, out, err = run_as_student(tmp_path / "loose" / "ex02_model.py", cwd=tmp_path,
+    code, out, err = run_as_student(tmp_path / "loose" / "ex07_real_data.py", cwd=tmp_path,
                                     HEADS_REPOSITORY=str(ROOT))
     assert code == 0 and check_lines(out), err
 

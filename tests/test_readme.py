@@ -63,3 +63,31 @@ def test_links_resolve(page):
     assert local, "no links found: the pattern is wrong"
     missing = [t for t in local if not (page.parent / t).exists()]
     assert not missing, f"{page.name} links to missing files: {missing}"
+
+
+def timetable():
+    """TEACHING.md's class table: [(start, end, launched script or None, teach + exercise min)]."""
+    rows = []
+    for line in (ROOT / "TEACHING.md").read_text().splitlines():
+        found = re.match(r"\| (\d+)–(\d+) \|[^|]+\|([^|]*)\|([^|]*)\|([^|]*)\|", line)
+        if found:
+            start, end, launch, teach, students = found.groups()
+            script = re.search(r"`python (0\d_\w+\.py)`", launch)
+            minutes = sum(int(m) for m in re.findall(r"\((\d+)\)", teach + students))
+            rows.append((int(start), int(end), script and script.group(1), minutes))
+    return rows
+
+
+def test_the_timetable_adds_up():
+    """Blocks tile 0-90 minutes; in each, teaching + exercises fit; a launched run ends before
+    the next launch (one at a time) and before its own block (two blocks later) begins."""
+    rows = timetable()
+    assert rows[0][0] == 0 and rows[-1][1] == 90
+    assert all(a[1] == b[0] for a, b in zip(rows, rows[1:])), "blocks must be contiguous"
+    for start, end, _, minutes in rows:
+        assert minutes <= end - start, f"block {start}-{end}: {minutes} min of work"
+    launches = [(start, script) for start, _, script, _ in rows if script]
+    for (start, script), (following, _) in zip(launches, launches[1:] + [(90, None)]):
+        done = start + wall_time(ROOT / script) / 60
+        assert done <= following, f"{script} launched at {start} still runs at {following}"
+    assert len(launches) >= 5

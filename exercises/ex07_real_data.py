@@ -1,0 +1,36 @@
+# %% [markdown]
+# # Exercises · 07 The head count on real images
+#
+# Beside `07_real_data.py` and paper A §6.2 (Tables 8–9). The check reads the committed results
+# (the `--full` reference run when it is committed, else the default run); nothing trains.
+
+# %%
+import sys
+from pathlib import Path
+
+here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
+sys.path.insert(0, str(here))
+import check  # noqa: E402
+
+# %% [markdown]
+# ## 7.1 More heads, or a wider model? · medium · 10 min
+#
+# The paper's protocol fixes the head dimension, so more heads also means a wider model. File
+# 07 adds a sweep at a fixed width, where every head count has the same parameters, and reports
+# the paired gain in training accuracy from h = 1 to h = 8 with its 95 % interval
+# (`results/07_real_data_full.json`, else `results/07_real_data.json` → `train_gain_with_heads`
+# → `fixed-width` → the longest T). Read it: does the interval exclude 0, so that this run shows
+# a head-count effect beyond width? Answer True or False, then say in one sentence what
+# `gain_difference` (the paired difference between the two sweeps' gains) adds.
+#
+# *Hint:* a difference is clear only when its whole interval lies on one side of 0.
+
+# %%
+### BEGIN ANSWER fixed_width_gain_is_clear
+fixed_width_gain_is_clear = False
+### END ANSWER
+
+check.ex07_fixed_width(fixed_width_gain_is_clear)
+
+# %%
+check.summary()
