@@ -10,6 +10,38 @@ sys.path.insert(0, str(ROOT))
 import helpers  # noqa: E402
 
 
+RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s"}
+
+
+@pytest.fixture(scope="session")
+def notebook_run(tmp_path_factory):
+    """notebook_run(stem): the JSON of notebooks/<stem>.ipynb executed once per session with
+    QUICK=1 (the file's --quick run, as a reader's notebook runs it). tests/test_notebooks.py
+    checks that it runs; each file's test_main_quick checks its numbers, so the quick run is
+    not trained twice."""
+    import json
+    import os
+
+    import nbformat
+    from nbclient import NotebookClient
+    out, done = tmp_path_factory.mktemp("notebook_runs"), {}
+
+    def run(stem):
+        if stem not in done:
+            saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND")}
+            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernel's env
+            try:
+                notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+                NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
+                    "metadata": {"path": str(ROOT / "notebooks")}}).execute()
+            finally:
+                for key, value in saved.items():
+                    os.environ.pop(key) if value is None else os.environ.update({key: value})
+            done[stem] = json.loads((out / "results" / f"{stem}_quick.json").read_text())
+        return done[stem]
+    return run
+
+
 @pytest.fixture
 def quick_args(tmp_path):
     """quick_args(module, *flags): the module's --quick config, writing under a temporary --out."""

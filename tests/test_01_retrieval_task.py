@@ -115,9 +115,8 @@ def test_papers_selector_against_its_formula_by_loops():
     assert torch.isfinite(huge).all()
 
 
-def test_main_quick_returns_its_numbers(quick_args):
-    args = quick_args(task)
-    result = task.main(args)
+def test_main_quick_returns_its_numbers(notebook_run):
+    result = notebook_run("01_retrieval_task")   # the --quick run, as its notebook executes it
     variances = [stats["var"] for stats in result["target_stats"].values()]
     assert variances[0] > variances[-1]  # Var(y) shrinks as T grows: the reason for NMSE
     json.dumps(result)  # everything main returns is JSON-ready

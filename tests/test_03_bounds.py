@@ -1,5 +1,4 @@
 """03_bounds.py: the hand-built model within its bound, k by hand, the fitted slopes."""
-import json
 import math
 
 import pytest
@@ -88,9 +87,8 @@ def test_widths_keep_the_training_error_of_the_best_validation_seed():
     assert entry["min_nmse"] == [0.1, 0.05] and entry["train_nmse"] == [0.5, 0.01]
 
 
-def test_main_quick(quick_args):
-    result = bounds.main(quick_args(bounds))
-    json.dumps(result)
+def test_main_quick(notebook_run):
+    result = notebook_run("03_bounds")   # the --quick run, as its notebook executes it
     assert all(row["max_error"] <= row["bound"] for row in result["construction"])
 
 

@@ -1,5 +1,4 @@
 """04_single_head_memorization.py: exact memorisation, Lemma 9, parameter counts, the script."""
-import json
 
 import pytest
 import torch
@@ -62,9 +61,8 @@ def test_beta_needed_meets_the_bound():
     assert bounds.construction_bound(16, 64, 0.99 * beta) > 0.01
 
 
-def test_main_quick(quick_args):
-    result = memo.main(quick_args(memo, "--workers", "2"))
-    json.dumps(result)
+def test_main_quick(notebook_run):
+    result = notebook_run("04_single_head_memorization")   # the --quick run, as its notebook
     assert set(result["trained"]) == {"memorise", "1 head", "h = D"}
     assert result["trained"]["h = D"]["8"]["valid_nmse"] < result["trained"]["1 head"]["8"][
         "valid_nmse"]

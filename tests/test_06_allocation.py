@@ -1,5 +1,4 @@
 """06_allocation.py: equal budgets, allocate() rules, the masks, the block against a slow loop."""
-import json
 import math
 
 import pytest
@@ -200,10 +199,9 @@ def test_text_encoding_and_the_reference_corpus():
     assert [alphabet[i] for i in ids.tolist()] == ["a", "b", "\n", "?"]
 
 
-def test_main_quick(quick_args):
-    args = quick_args(allocation, "--workers", "2")
-    result = allocation.main(args)
-    json.dumps(result, allow_nan=False)
+def test_main_quick(notebook_run):
+    args = allocation.config(["--quick"])
+    result = notebook_run("06_allocation")   # the --quick run, as its notebook executes it
     for task, entry in result["comparison"].items():
         budgets = {name: a["budget"] for name, a in entry["allocations"].items()}
         assert budgets["uniform"] == budgets["front-loaded"] == budgets["back-loaded"]

@@ -2,7 +2,6 @@
 parameters in the fixed-width sweep, the CIFAR-10 reader on a tiny archive, the parts, and bad
 input."""
 import io
-import json
 import math
 import pickle
 import subprocess
@@ -135,10 +134,9 @@ def test_cifar10_run_with_a_corrupt_archive_ends_in_one_line_exit_2(tmp_path):
     assert "corrupt" in done.stderr
 
 
-def test_main_quick_writes_both_sweeps(quick_args):
-    args = quick_args(real, "--workers", "2")
-    result = real.main(args)
-    json.dumps(result, allow_nan=False)
+def test_main_quick_writes_both_sweeps(notebook_run):
+    args = real.config(["--quick"])
+    result = notebook_run("07_real_data")   # the --quick run, as its notebook executes it
     assert set(result["accuracy"]) == {"fixed-head-dim", "fixed-width"}
     assert set(result["gain_difference"]) == set(map(str, result["T"]))
     for T in map(str, result["T"]):
