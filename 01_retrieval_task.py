@@ -12,7 +12,7 @@ What it shows
     A target that must find D tokens: z_i = min_{t in S_i} f_i(x(t)), y = F_0(z_1, ..., z_D).
     D is the task's *intrinsic dimension*; file 02 shows a transformer needs h >= D heads for it.
     We build the general task, the paper's synthetic instance y = sum_i max_t a_i.x(t), the toy
-    max + min task, and show why both papers report NMSE (Var(y) shrinks as T grows). Finally we
+    max + min task, and show why paper A reports NMSE (Var(y) shrinks as T grows). Finally we
     check numerically the idea behind Theorem 1 (density): min-over-subset features recover
     every coordinate of every token as a sharpness q grows.
 
@@ -100,10 +100,10 @@ def check_subsets(subsets, seq_len):
 # (`--directions`): the standard basis $a_i = e_i$ (`orthonormal`; any other orthonormal choice
 # gives the same distribution of $(X, y)$ up to a rotation of the inputs, since $\mathcal N(0, I)$
 # is rotation invariant), unit vectors drawn once from a fixed seed (`random`), and the same
-# draws left as `torch.randn` gives them (`gaussian`, lengths 1.03, 0.82, 1.24, 1.80). Orthonormal
-# $a_i$ are the hardest case for $h < D$: the $D$ maxima are independent, so no head can serve
-# two of them; drawn $a_i$ are correlated (here $a_1$ and $a_4$ at cosine 0.91) and often share
-# their argmax token, which makes the task easier below $D$ heads. **The default is `gaussian`**,
+# draws left as `torch.randn` gives them (`gaussian`, lengths 1.03, 0.82, 1.24, 1.80). With
+# orthonormal $a_i$ the $D$ maxima are independent, so no head can serve two of them; our drawn
+# $a_i$ are correlated (here $a_1$ and $a_4$ at cosine 0.91) and often share their argmax token,
+# which made the task easier below $D$ heads in file 02 (one draw). **The default is `gaussian`**,
 # because it comes closest to the paper's own numbers: file 02's directions study
 # (`results/02_directions.json`) trained all three at 20,000 steps on the cells of Tables 2 and 3,
 # and the median distance to the paper was a factor of 3.7 for `gaussian`, 4.5 for `random` and
@@ -231,9 +231,9 @@ def report_examples(result, args):
 #
 # The maximum of $T$ Gaussians concentrates as $T$ grows (its spread shrinks like
 # $1/\sqrt{2\log T}$), so $\mathrm{Var}(y)$ falls with $T$. A model that always predicts the mean
-# has MSE $= \mathrm{Var}(y)$, which would look *better* at large $T$. Both papers therefore
-# report $\mathrm{NMSE} = \mathrm{MSE}/\mathrm{Var}(y) = 1 - R^2$: 1 for the mean predictor, at
-# every $T$.
+# has MSE $= \mathrm{Var}(y)$, which would look *better* at large $T$. Paper A therefore reports
+# $\mathrm{NMSE} = \mathrm{MSE}/\mathrm{Var}(y) = 1 - R^2$: 1 for the mean predictor, at every $T$
+# (paper B reports losses).
 
 # %%
 HISTOGRAM_BINS = 60  # shared bins of the y histograms of part b's figure

@@ -11,7 +11,7 @@ construction) stays in its numbered file. Contents, in order of use:
     refuse(parser, flags, reason, ...)  the one-line, exit-2 answer of every pre-flight check
     cli_argv()                          the command-line arguments, or [] inside a notebook
     pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
-    nmse, count_parameters              the metric of both papers; parameter counting
+    nmse, count_parameters              paper A's metric; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
     Block                               a pre-LN block with H heads of dimension d (06 and 07)
     standardised_split                  (train, valid) with y standardised on the training part
