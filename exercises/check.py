@@ -36,9 +36,10 @@ def find_repository(start):
     for folder in [Path(chosen).expanduser()] if chosen else [start, *start.parents]:
         if (folder / "helpers.py").is_file() and (folder / "results").is_dir():
             return folder.resolve()
-    where = f"{ENVIRONMENT}={chosen}" if chosen else f"{start} or any folder above it"
-    sys.stderr.write(f"check.py: {where} is not a clone of the repository (no helpers.py and "
-                     f"results/); put the handout inside your clone, or set "
+    where = (f"{ENVIRONMENT}={chosen} is not" if chosen
+             else f"neither {start} nor any folder above it is")
+    sys.stderr.write(f"check.py: {where} a clone of the repository (helpers.py and results/); "
+                     f"put the handout inside your clone, or set "
                      f"{ENVIRONMENT}=/path/to/your/clone\n")
     raise SystemExit(2)
 
@@ -157,13 +158,23 @@ def _prediction(answer, kind):
     return int(number)
 
 
-def _written(answer, words, about):
-    """A written answer: "to do" while empty, "answered" once it mentions one of `words`."""
+def _written(answer, needs, about):
+    """A written answer: "to do" while empty, "answered" once it mentions a word of each group
+    in `needs` (a list of tuples)."""
     if answer is None or not str(answer).strip():
         raise NotImplementedError
-    if not any(word in str(answer).lower() for word in words):
+    text = str(answer).lower()
+    if not all(any(word in text for word in group) for group in needs):
         raise NotYet(f"your answer does not say anything about {about} yet")
     return "answered", "compare with the reference answer in the teacher's version"
+
+
+def _visible(function):
+    """{name: value} a student's function can see: its module's globals and its closure."""
+    names = dict(getattr(function, "__globals__", {}))
+    cells = getattr(function, "__closure__", None) or ()
+    names.update(zip(function.__code__.co_freevars, (cell.cell_contents for cell in cells)))
+    return names
 
 
 def _concept(name):
@@ -182,7 +193,7 @@ def ex01_nmse(student):
     def test():
         import torch
         generator = torch.Generator().manual_seed(1)
-        for scale in (1.0, 10.0, 0.01):
+        for scale in (10.0, 1.0, 0.01):                      # not 1 first: Var(y) = 1 hides
             target = torch.randn(500, generator=generator) * scale
             prediction = target + torch.randn(500, generator=generator) * scale / 3
             _close(helpers.nmse(prediction, target), student(prediction, target),
@@ -192,7 +203,8 @@ def ex01_nmse(student):
 
 def ex01_why_nmse(answer):
     return _run("1.2", "why raw MSE misleads across T (written)", lambda: _written(
-        answer, ("var", "spread", "concentrat", "narrow"), "how the spread of y changes with T"))
+        answer, [("variance", "var(y)", "spread", "concentrat", "narrow")],
+        "how the spread of y changes with T"))
 
 
 def ex01_retrieval_target(student):
@@ -296,11 +308,19 @@ def ex03_exponent(student):
 def ex03_first_useful_T(student):
     def test():
         bounds = _concept("03_bounds")
+        mine = _visible(student).get("exponent_k")                          # 3.1, if it is used
         for s, D, n in ((3, 4, 8), (1, 2, 2), (2, 4, 8), (1, 1, 1)):
             expected = bounds.first_nonvacuous_length(s, D, n)
             if bounds.lower_bound_exponent(expected, s, D, n) <= 0:          # the definition
                 raise RuntimeError("first_nonvacuous_length disagrees with k > 0")
-            _close(expected, student(s, D, n), f"s={s}, D={D}, n={n}")
+            try:
+                _close(expected, student(s, D, n), f"s={s}, D={D}, n={n}")
+            except NotYet as wrong:
+                reference = bounds.lower_bound_exponent
+                if callable(mine) and any(not math.isclose(mine(T, s, D, n), reference(
+                        T, s, D, n), abs_tol=1e-9) for T in (10, 130)):
+                    raise NotYet(f"{wrong}; your exponent_k (3.1) is not right yet: fix it first")
+                raise
     return _run("3.2", "where the lower bound stops being vacuous", test, student)
 
 
@@ -369,7 +389,8 @@ def ex05_softmax_band(student):
                                  f"(B={B}, L={L})")
                 if not (low * L >= row["lower"] * (1 - 1e-9) and
                         high * L <= row["upper"] * (1 + 1e-9)):
-                    raise NotYet(f"your band is looser than the lemma's (B={B}, L={L})")
+                    raise NotYet(f"your band is looser than the one the numerator and "
+                                 f"denominator bounds give (B={B}, L={L})")
     return _run("5.1", "the bounded-logit band of a softmax weight", test, student)
 
 
@@ -423,10 +444,13 @@ def _winners():
 
 def ex06_winners(student):
     def test():
+        names = ("uniform", "front-loaded", "back-loaded")
         for task, expected in _winners().items():
             got = student(task)
             if not isinstance(got, str):
                 raise NotYet(f"returned {type(got).__name__} for {task!r}; return a name")
+            if got not in names:
+                raise NotYet(f"{got!r} is not one of {', '.join(names)} (for {task!r})")
             if got != expected:
                 raise NotYet(f"on {task} the committed results favour another allocation than "
                              f"{got!r} (think again, or check.reveal('6.2'))")
@@ -435,7 +459,7 @@ def ex06_winners(student):
 
 def ex06_why(answer):
     return _run("6.3", "why the winner flips (written)", lambda: _written(
-        answer, ("layer",), "which layer does the match"))
+        answer, [("layer",), ("match", "retriev", "find")], "which layer does the match"))
 
 
 def _best_heads():
@@ -476,13 +500,21 @@ def ex07_fixed_width(predicted):
     return _run("7.1", "at a fixed width, is the gain from more heads clear?", test)
 
 
+def ex07_width_share(answer):
+    return _run("7.2", "what the paired difference of the two gains adds (written)", lambda:
+                _written(answer, [("width", "wider", "parameter")], "the width"))
+
+
 # ---------------------------------------------------------------------------------------------
 # Answers on request, and the summary
 # ---------------------------------------------------------------------------------------------
 REVEAL = {
-    "2.2": lambda: f"the committed D = 3 minima drop most at h = {sorted(_knees_for_D3())}",
-    "6.2": lambda: f"lowest mean validation NMSE: {_winners()}",
-    "6.4": lambda: f"lowest at H = {sorted(_best_heads())} (trained, each seed, and the oracle)",
+    "2.2": lambda: "the committed D = 3 minima drop most at h = "
+                   + " and ".join(map(str, sorted(_knees_for_D3()))),
+    "6.2": lambda: "lowest mean validation NMSE: " + "; ".join(
+        f"{task}: {name}" for task, name in _winners().items()),
+    "6.4": lambda: "lowest at H = " + " and ".join(map(str, sorted(_best_heads())))
+                   + " (the trained models, every seed, and the oracle)",
     "7.1": lambda: ("the fixed-width interval at the longest T "
                     + ("excludes" if _fixed_width_excludes_zero() else "includes") + " 0"),
 }
@@ -492,7 +524,7 @@ def reveal(number):
     """Print the reference answer of a prediction exercise (what the committed results say)."""
     if number not in REVEAL:
         print(f"[reveal]     {number}: only {', '.join(REVEAL)} have an answer to reveal; the "
-              f"others' references are in the teacher's version")
+              f"others' references are in the repository's exercises/ folder")
         return
     print(f"[reveal]     {number}: {REVEAL[number]()}")
 

@@ -2,7 +2,7 @@
 # # Exercises · 01 The generalized D-retrieval task
 #
 # Beside `01_retrieval_task.py` and paper A §4 (eq. 7–9). Each exercise ends with a check that
-# prints one line: `[ok]`, `[not yet]` (with what was expected), `[to do]` or `[error]`.
+# prints one line: `[ok]`, `[not yet]` (with how yours differs), `[to do]` or `[error]`.
 # Write your code where it says so; nothing here trains a model, every cell runs in seconds.
 
 # %%

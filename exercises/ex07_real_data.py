@@ -20,8 +20,7 @@ import check  # noqa: E402
 # the paired gain in training accuracy from h = 1 to h = 8 with its 95 % interval
 # (`results/07_real_data_full.json`, else `results/07_real_data.json` → `train_gain_with_heads`
 # → `fixed-width` → the longest T). Read it: does the interval exclude 0, so that this run shows
-# a head-count effect beyond width? Answer True or False, then say in one sentence what
-# `gain_difference` (the paired difference between the two sweeps' gains) adds.
+# a head-count effect beyond width? Answer True or False.
 #
 # *Hint:* a difference is clear only when its whole interval lies on one side of 0.
 
@@ -31,6 +30,22 @@ fixed_width_gain_is_clear = False
 ### END ANSWER
 
 check.ex07_fixed_width(fixed_width_gain_is_clear)
+
+# %% [markdown]
+# ## 7.2 How much of the rise is width? · medium · 5 min · written
+#
+# The same file also reports `gain_difference`: per seed, the gain of the paper's protocol
+# minus the gain at a fixed width (the same seeds). In one or two sentences: what does this
+# paired difference measure that the two separate intervals cannot?
+
+# %%
+### BEGIN ANSWER answer_7_2
+answer_7_2 = """It measures directly how much of the paper-protocol gain from more heads comes
+with the width that grows with h: the extra gain over the fixed-width sweep, per seed, with its
+own interval. Two separate intervals that both include 0 say nothing about their difference."""
+### END ANSWER
+
+check.ex07_width_share(answer_7_2)
 
 # %%
 check.summary()

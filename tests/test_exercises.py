@@ -121,7 +121,6 @@ def wrong(name):
     """Plausible wrong answers for each check, the shortcuts issue 25 found among them."""
     return {
         "ex01_nmse": [lambda p, t: 0.5, lambda p, t: str(float(((p - t) ** 2).mean() / t.var()))],
-        "ex01_why_nmse": ["because it is better", "MSE is bad"],
         "ex01_retrieval_target": [lambda x, a: x.sum(dim=(1, 2)),
                                   lambda x, a: x[..., :a.shape[0]].max(dim=1).values.sum(dim=1)],
         "ex01_smallest_q": [lambda e: 1 / e ** 2, lambda e: 1 / (2 * e ** 2)],
@@ -131,7 +130,7 @@ def wrong(name):
         "ex02_reversal_score": [lambda e: sum(max(e[i] - e[i + 1], 0) for i in range(len(e) - 1))],
         "ex03_exponent": [lambda T, s, D, n: T / 4,
                           lambda T, s, D, n: (T // 4 - s - D + 1) / ((n + 1) * s + 1) - 1,
-                          lambda T, s, D, n: (math.ceil(T / 4) - s - D + 1) / ((n + 1) * s + 1) - 1],
+                          lambda T, s, D, n: (-(-T // 4) - s - D + 1) / ((n + 1) * s + 1) - 1],
         "ex03_first_useful_T": [lambda s, D, n: 1, lambda s, D, n: 4 * ((n + 2) * s + D)],
         "ex03_hand_built_head": [lambda layer, D: None],                     # random weights
         "ex04_memorising_tokens": [lambda x: x.repeat(1, 1, x.shape[1])],
@@ -145,10 +144,13 @@ def wrong(name):
                                 lambda y: (float(y.mean(dim=1).var()), float(y.var(dim=1).mean()))],
         "ex06_attention_parameters": [lambda layers, E: 3 * E * sum(h * d for h, d in layers),
                                       lambda layers, E: str(4 * E * sum(h * d for h, d in layers))],
-        "ex06_winners": [lambda task: "uniform", lambda task: 0],
-        "ex06_why": ["front-loading is good", "it depends"],
+        "ex06_winners": [lambda task: "uniform", lambda task: 0, lambda task: "front"],
         "ex06_best_heads": [1, "16"],
         "ex07_fixed_width": [not check_module()._fixed_width_excludes_zero(), "maybe"],
+        "ex07_width_share": ["more heads help", "no idea"],
+        "ex01_why_nmse": ["because it is better", "MSE is bad", "no idea, it varies"],
+        "ex06_why": ["front-loading is good", "it depends",
+                     "Front-loading is always best, in every layer."],
     }.get(name)
 
 
@@ -195,9 +197,9 @@ def test_wrong_predictions_do_not_reveal_the_answer_until_asked(capsys):
     checks.ex02_knee_for_D3(4)
     checks.ex06_winners(lambda task: "uniform")
     said = capsys.readouterr().out
-    assert "h = [3]" not in said and "front-loaded" not in said and "back-loaded" not in said
+    assert "h = 3" not in said and "front-loaded" not in said and "back-loaded" not in said
     checks.reveal("2.2")
-    assert "[3]" in capsys.readouterr().out
+    assert "h = 3" in capsys.readouterr().out
     checks.reveal("9.9")
     assert "only" in capsys.readouterr().out
 
@@ -216,6 +218,22 @@ def test_a_stub_used_by_another_exercise_is_named(capsys):
 
     assert checks.ex03_first_useful_T(first_useful_T) == "to do"
     assert "exponent_k()" in capsys.readouterr().out
+
+
+def test_a_right_3_2_on_a_wrong_3_1_points_at_3_1(capsys):
+    checks = check_module("check_blame")
+
+    def exponent_k(seq_len, s, D, n):
+        return (seq_len // 4 - s - D + 1) / ((n + 1) * s + 1) - 1          # T // 4: wrong
+
+    def first_useful_T(s, D, n):
+        T = 1
+        while exponent_k(T, s, D, n) <= 0:
+            T += 1
+        return T
+
+    assert checks.ex03_first_useful_T(first_useful_T) == "not yet"
+    assert "exponent_k (3.1)" in capsys.readouterr().out
 
 
 def test_a_never_ending_answer_is_stopped_by_the_time_limit(capsys, monkeypatch):
