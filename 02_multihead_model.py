@@ -15,15 +15,15 @@ What it shows
     below D it grows with the sequence length T (Fig. 1a, Table 2). Attention maps show why: with
     h = D each head finds one of the D tokens to retrieve.
 
-Run it (wall times on a 2-core CPU: each its wall_time_s, from issue 22's session, except --recipe
-and --full, from an earlier machine about 1.8x faster, with orthonormal a_i)
+Run it (wall times on a 2-core CPU, each its wall_time_s from issue 22's sessions; --recipe ran on
+an earlier machine about 1.8x faster, with orthonormal a_i; --full while tests shared the cores)
     python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 6 min 6 s
     python 02_multihead_model.py --D 3 --total-width 32  # Table 4, the drop at h = 3: 7 min 15 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 6 min 47 s
     python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 9 min 55 s
     python 02_multihead_model.py --recipe          # the recipe study: 12 min 37 s
     python 02_multihead_model.py --directions-study  # the readings of a_i: 82 min (this machine)
-    python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: 36 min 13 s
+    python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: 100 min
     python 02_multihead_model.py --quick           # seconds; what the tests use
 
 Output (under runs/, which git ignores; `--out .` refreshes the committed files)
