@@ -26,7 +26,7 @@ import check  # noqa: E402
 
 # %%
 ### BEGIN ANSWER fixed_width_gain_is_clear
-fixed_width_gain_is_clear = False
+fixed_width_gain_is_clear = True
 ### END ANSWER
 
 check.ex07_fixed_width(fixed_width_gain_is_clear)
