@@ -19,7 +19,7 @@ What it shows
     e. allocate(budget, n_layers, D, seq_len), and what this run says about each of its rules.
 
 Run it
-    python 06_allocation.py                   # default: 8 min 50 s on a 2-core CPU
+    python 06_allocation.py                   # default: 7 min 52 s on a 2-core CPU
     python 06_allocation.py --text my.txt     # your own text for part c
     python 06_allocation.py --full            # H = 32, more seeds and steps (not run yet)
     python 06_allocation.py --quick           # seconds; what the tests use
