@@ -204,19 +204,23 @@ def test_wrong_predictions_do_not_reveal_the_answer_until_asked(capsys):
     assert "only" in capsys.readouterr().out
 
 
+def first_useful_T_on(exponent_k):
+    """A right 3.2, as a student writes it, on top of the given 3.1 (seen through its closure)."""
+    def first_useful_T(s, D, n):
+        T = 1
+        while exponent_k(T, s, D, n) <= 0:
+            T += 1
+        return T
+    return first_useful_T
+
+
 def test_a_stub_used_by_another_exercise_is_named(capsys):
     checks = check_module("check_stub")
 
     def exponent_k(seq_len, s, D, n):
         raise NotImplementedError("your code here")
 
-    def first_useful_T(s, D, n):
-        T = 1
-        while exponent_k(T, s, D, n) <= 0:
-            T += 1
-        return T
-
-    assert checks.ex03_first_useful_T(first_useful_T) == "to do"
+    assert checks.ex03_first_useful_T(first_useful_T_on(exponent_k)) == "to do"
     assert "exponent_k()" in capsys.readouterr().out
 
 
@@ -226,13 +230,7 @@ def test_a_right_3_2_on_a_wrong_3_1_points_at_3_1(capsys):
     def exponent_k(seq_len, s, D, n):
         return (seq_len // 4 - s - D + 1) / ((n + 1) * s + 1) - 1          # T // 4: wrong
 
-    def first_useful_T(s, D, n):
-        T = 1
-        while exponent_k(T, s, D, n) <= 0:
-            T += 1
-        return T
-
-    assert checks.ex03_first_useful_T(first_useful_T) == "not yet"
+    assert checks.ex03_first_useful_T(first_useful_T_on(exponent_k)) == "not yet"
     assert "exponent_k (3.1)" in capsys.readouterr().out
 
 
