@@ -30,7 +30,7 @@ What it shows (one part each; --parts reruns only some)
 Run it
     python 05_saturation.py            # default: 4 min 3 s on a 2-core CPU
     python 05_saturation.py --L 16,128 --head-dims 1,8 --caps 2,3
-    python 05_saturation.py --full     # L up to 256, d up to 16, B = 2 and 3 (not run yet)
+    python 05_saturation.py --full     # L up to 256, d up to 16, B = 2 and 3: 33 min 48 s
     python 05_saturation.py --quick    # seconds; what the tests use
 
 Output (under runs/, which git ignores; `--out .` refreshes the committed files)
