@@ -16,10 +16,10 @@ What it shows
     c. --data cifar10 --data-dir DIR: CIFAR-10 (MD5-checked); --full holds the paper's grid.
 
 Run it (images and text are separate defaults)
-    python 07_real_data.py             # default: digits, 4 min 26 s on a 2-core CPU
+    python 07_real_data.py             # default: digits, 4 min 56 s on a 2-core CPU
     python 07_real_data.py --full      # digits, 5 seeds, 1,500 steps: 34 min 29 s
-    python 07_real_data.py --parts text          # text, T = 8, 16, 32: (not run yet)
-    python 07_real_data.py --parts text --full   # text, 5 seeds, T up to 64: (not run yet)
+    python 07_real_data.py --parts text          # text, T = 8, 16, 32: 2 min 39 s
+    python 07_real_data.py --parts text --full   # text, 5 seeds, T up to 64: 32 min 48 s
     python 07_real_data.py --data cifar10 --data-dir ~/data --full   # the paper's grid (GPU)
     python 07_real_data.py --quick     # seconds; what the tests use
 

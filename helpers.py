@@ -567,24 +567,32 @@ class Part(NamedTuple):
     the later parts but not written); report(result, args) prints them; figures: {figure name:
     plot(result, args) -> a matplotlib figure, or None to draw nothing; a figure that several
     parts name is drawn once, after all of them, from whatever ran}; needs: the parts whose
-    results it reads (--parts runs them too)."""
+    results it reads (--parts runs them too); by_default: False for a part that runs only
+    when --parts names it (07's text part, a default of its own)."""
     run: Callable
     report: Callable
     figures: dict
     needs: tuple = ()
+    by_default: bool = True
+
+
+def default_parts(parts):
+    """The parts a run without --parts runs, in the file's order."""
+    return [name for name, part in parts.items() if part.by_default]
 
 
 def add_parts_flag(parser, parts):
     """--parts a,c: rerun only the named parts of a file (default: all, in the file's order)."""
     parser.add_argument("--parts", help=f"only these parts, comma-separated: "
-                                        f"{','.join(parts)} (default: all)")
+                                        f"{','.join(parts)} (default: "
+                                        f"{','.join(default_parts(parts))})")
 
 
 def chosen_parts(parser, parts, text):
     """The parts --parts names, with the parts they need, in the file's order; one line and
     exit 2 for an unknown or empty name."""
     if text is None:
-        return list(parts)
+        return default_parts(parts)
     asked = [name.strip() for name in text.split(",")]
     unknown = [name for name in asked if name not in parts]
     if unknown:
@@ -599,7 +607,7 @@ def run_parts(parts, args):
     """main(args) of a file with parts: every part in args.parts, in order; one dict (without
     the "_" keys the parts passed to each other)."""
     result = {}
-    for name in getattr(args, "parts", None) or parts:
+    for name in getattr(args, "parts", None) or default_parts(parts):
         result.update(parts[name].run(args, result))
     return {key: value for key, value in result.items() if not key.startswith("_")}
 
@@ -616,7 +624,7 @@ def run_script(stem, main, parts, args, named=(), suffix=""):
     result = run_main(main, args)
     suffix += output_suffix(args, named, parts)
     figures = {}
-    for name in getattr(args, "parts", None) or parts:
+    for name in getattr(args, "parts", None) or default_parts(parts):
         parts[name].report(result, args)
         figures.update(parts[name].figures)                # a shared figure: drawn once
     for figure_name, plot in figures.items():
@@ -643,7 +651,7 @@ def output_suffix(args, named=(), parts=None):
     if args.preset != "default":
         words.append(args.preset)
     asked = getattr(args, "parts", None)
-    if parts is not None and asked and list(asked) != list(parts):
+    if parts is not None and asked and list(asked) != default_parts(parts):
         words.append("parts_" + "_".join(asked))
     return "".join(f"_{word}" for word in words)
 

@@ -479,7 +479,7 @@ def ex06_best_heads(predicted):
 
 
 # ---------------------------------------------------------------------------------------------
-# 07 · real images
+# 07 · real data
 # ---------------------------------------------------------------------------------------------
 def _seven():
     """07's committed reference run (--full) if there is one, else its default run."""
@@ -503,6 +503,53 @@ def ex07_fixed_width(predicted):
 def ex07_width_share(answer):
     return _run("7.2", "what the paired difference of the two gains adds (written)", lambda:
                 _written(answer, [("width", "wider", "parameter")], "the width"))
+
+
+def _text():
+    """07's committed text run (--full when committed, else the default text run), or None."""
+    for stem in ("07_real_data_full_parts_text", "07_real_data_parts_text"):
+        if (REPOSITORY / "results" / f"{stem}.json").exists():
+            return _committed(stem)["text"]
+    return None
+
+
+def _width_shares(text):
+    """{T: mean(a - b) / mean(a)} over seeds; T whose protocol gain a sums to 0 left out."""
+    gains = text["train_gain_with_heads"]
+    return {T: sum(a - b for a, b in zip(wide["per_seed"], gains["fixed-width"][T]["per_seed"]))
+            / sum(wide["per_seed"]) for T, wide in gains["fixed-head-dim"].items()
+            if sum(wide["per_seed"]) != 0}
+
+
+def _made_up_gains(seed):
+    """A text part's gains drawn at random: unequal per-seed gains, 3-5 seeds, 2-3 T."""
+    import random
+    draw = random.Random(seed)
+    n, lengths = draw.randint(3, 5), [str(T) for T in (8, 16, 32)[:draw.randint(2, 3)]]
+    wide = {T: {"per_seed": [draw.uniform(0.05, 0.5) for _ in range(n)]} for T in lengths}
+    fixed = {T: {"per_seed": [a * draw.uniform(-0.2, 0.9) for a in wide[T]["per_seed"]]}
+             for T in lengths}
+    return {"train_gain_with_heads": {"fixed-head-dim": wide, "fixed-width": fixed}}
+
+
+def ex07_text_width_share(student):
+    def test():
+        cases = [(_made_up_gains(seed), f"made-up gains {seed}") for seed in (1, 2, 3)]
+        for text, what in cases + [(_text(), "the committed text run")]:
+            if text is None:
+                continue
+            shares = student(text)
+            if not isinstance(shares, dict):
+                raise NotYet(f"return a dict with one share per T ({what})")
+            shares = {str(T): share for T, share in shares.items()}
+            for T, expected in _width_shares(text).items():
+                if T not in shares:
+                    raise NotYet(f"no share for T = {T} ({what})")
+                _close(expected, shares[T], f"T = {T}, {what}")
+            if what == "the committed text run":
+                return "ok", "on the committed run " + ", ".join(
+                    f"T = {T}: {float(share):.2f}" for T, share in shares.items())
+    return _run("7.3", "the share of the text gain that is width", test, student)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 # %% [markdown]
-# # Exercises · 07 The head count on real images
+# # Exercises · 07 The head count on real data
 #
-# Beside `07_real_data.py` and paper A §6.2 (Tables 8–9). The check reads the committed results
-# (the `--full` reference run when it is committed, else the default run); nothing trains.
+# Beside `07_real_data.py` and paper A §6.2 (Tables 6, 8–9). The checks read the committed
+# results (the `--full` reference run when it is committed, else the default run); nothing
+# trains.
 
 # %%
 import sys
@@ -46,6 +47,34 @@ own interval. Two separate intervals that both include 0 say nothing about their
 ### END ANSWER
 
 check.ex07_width_share(answer_7_2)
+
+# %% [markdown]
+# ## 7.3 How much of the rise is width, on text? · easy · 10 min
+#
+# Part text (`python 07_real_data.py --parts text`) runs both sweeps on retrieval among hard
+# negatives. Its JSON's `text` → `train_gain_with_heads` → sweep → T → `per_seed` holds, per
+# seed, the gain in training accuracy from the fewest to the most heads (the same seeds in both
+# sweeps). Write `width_share(text)`: for every T, the share of the paper-protocol gain that is
+# gone at a fixed width, $\overline{a - b} / \bar a$ over seeds, with $a$ the fixed-head-dim
+# gains and $b$ the fixed-width gains (leave out a T whose $\bar a$ is 0: no share there). The
+# check tries it on made-up numbers, then shows your shares on the committed run.
+#
+# *Hint:* a share of 1 says all of the rise came with the width; 0, none of it.
+
+# %%
+def width_share(text):
+    ### BEGIN SOLUTION
+    gains = text["train_gain_with_heads"]
+    shares = {}
+    for T, protocol in gains["fixed-head-dim"].items():
+        a, b = protocol["per_seed"], gains["fixed-width"][T]["per_seed"]
+        if sum(a) != 0:
+            shares[T] = sum(x - y for x, y in zip(a, b)) / sum(a)
+    return shares
+    ### END SOLUTION
+
+
+check.ex07_text_width_share(width_share)
 
 # %%
 check.summary()

@@ -148,6 +148,16 @@ def wrong(name):
         "ex06_best_heads": [1, "16"],
         "ex07_fixed_width": [not check_module()._fixed_width_excludes_zero(), "maybe"],
         "ex07_width_share": ["more heads help", "no idea"],
+        "ex07_text_width_share": [  # the mean of per-seed ratios; the sweeps swapped; a constant
+            lambda text: {T: sum((a - b) / a for a, b in zip(
+                wide["per_seed"], text["train_gain_with_heads"]["fixed-width"][T]["per_seed"]))
+                / len(wide["per_seed"]) for T, wide in text["train_gain_with_heads"][
+                    "fixed-head-dim"].items()},
+            lambda text: {T: sum(b - a for a, b in zip(
+                wide["per_seed"], text["train_gain_with_heads"]["fixed-width"][T]["per_seed"]))
+                / sum(wide["per_seed"]) for T, wide in text["train_gain_with_heads"][
+                    "fixed-head-dim"].items()},
+            lambda text: {"16": 0.5, "32": 2 / 3}],
         "ex01_why_nmse": ["because it is better", "MSE is bad", "no idea, it varies"],
         "ex06_why": ["front-loading is good", "it depends",
                      "Front-loading is always best, in every layer."],

@@ -23,7 +23,7 @@ smallest accepted: V] (see --help)` and exit 2:
   0 ... 2**32 - 1, lists without empty items (`8,,32`);
 * sizes that leave a statistic undefined: --n-train, --n-valid >= 2; 01 --n-samples >= 2; 05
   --confound-L, --lemma-L >= 2, --L >= --n-match + 2; --seeds >= 2 where an interval is
-  reported; 06 --text-chars >= 20 T (and a --text file that long);
+  reported; 06 --text-chars >= 20 T (and a --text file that long); 07 --text-T from 2 to 256;
 * constructions that would not fit the machine: 04 refuses Lemma 9 networks over 5e7
   parameters, naming the smallest epsilon that fits;
 * combinations that leave an experiment empty: --D <= d (01-04); two different 03 --widths; 05
@@ -81,6 +81,9 @@ KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05)
     "06_allocation": [["--text-chars", "1"], ["--fixed-heads", "1", "--queries", "1"],
                       ["--T", "1"], ["--queries", "3", "--key-dim", "4", "--memory", "3"],
                       ["--key-dim", "4", "--fixed-heads", "1,2,8", "--queries", "2"]],
+    "07_real_data": [["--parts", "text", "--heads", "1", "--text-T", "2"],
+                     ["--parts", "text", "--text-T", "8", "--batch-size", "1"],
+                     ["--parts", "text,fixed-width", "--width", "4", "--heads", "1,2,8"]],
 }
 SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: "
                                r"(--[\w-]+ )?(\S+?)(?: \(see --help\))?$")
@@ -217,6 +220,14 @@ def test_known_combinations(script, argv, tmp_path):
         assert_one_line(code, stderr, argv)
     else:
         assert_finite_run(script, argv, tmp_path)
+
+
+def test_the_full_presets_pass_every_check():
+    """--full is parsed, not run: each script's reference run (and 07's text part) is accepted."""
+    for script in SCRIPTS:
+        for argv in (["--full"], ["--full", "--parts", "text"]) if script == "07_real_data" \
+                else (["--full"],):
+            assert parse_only(script, argv, ROOT) == (0, ""), (script, argv)
 
 
 def test_presets_cannot_be_combined():
