@@ -310,11 +310,11 @@ def sweep_keys(args, result, sweep, shapes, known=None):
             "run_seconds": result.get("run_seconds", 0) + seconds}
 
 
-def report_sweep(result, sweep, seeds, plus="CLS"):
+def report_sweep(result, sweep, seeds, plus="CLS", trained_on="images at new placements"):
     """One sweep's printed table: accuracy per T and h (MRR too when measured), and the paired
     gain from few to many heads. plus: the token besides the T it is read at."""
     print(f"{sweep} ({result['data']}): accuracy, mean (min) over {seeds} seeds — training "
-          f"{'queries' if plus == 'query' else 'images at new placements'} | held-out")
+          f"{trained_on} | held-out")
     for T, by_h in result["accuracy"][sweep].items():
         print(f"   T = {T:<4}+ {plus}  " + "  ".join(
             f"h={h}: {e['train']['mean']:.3f} ({e['train']['min']:.3f})"
@@ -646,7 +646,7 @@ def report_text(result, args):
     print(f"text: {text['queries']} queries, {text['train_queries']} trained on, Python "
           f"{sys.version.split()[0]}'s standard library ({text['characters']:,} characters)")
     for sweep in text["accuracy"]:
-        report_sweep(text, sweep, args.seeds, plus="query")
+        report_sweep(text, sweep, args.seeds, plus="query", trained_on="queries")
         for h, drop in text["train_drop_with_T"][sweep].items():
             print("   " + helpers.describe_difference(
                 f"h = {h}: training accuracy at T = {drop['from']} minus T = {drop['to']}", drop))
