@@ -38,6 +38,73 @@ import torch
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, float_list, int_list, positive_int
+
+# %% [markdown]
+# ## Settings
+#
+# Every size of this file, in one table: a row's default, `--quick` (seconds, what the tests
+# use) and `--full` values side by side (`...`: as the default), its type and what it sets.
+# Each row is a flag (`n_samples` is `--n-samples`); a flag set by hand wins over its preset,
+# and `--help` lists them all. In a notebook, `QUICK=1` selects the quick column. Nothing here
+# trains, so every number is computed on the CPU.
+
+# %%
+DIRECTIONS = ("orthonormal", "random", "gaussian")  # the readings of paper A's "fixed a_i" (a)
+
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "T": Setting([8, 16, 32, 64, 128, 512], [8, 32], [8, 16, 32, 64, 128, 256, 512, 1024],
+                 int_list, "b: sequence lengths of the y statistics"),
+    "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D of the synthetic task, 1..d"),
+    "d": Setting(4, ..., ..., positive_int, "token dimension d (4, as in the paper)"),
+    "directions": Setting("gaussian", ..., ..., DIRECTIONS,
+                          "the task's fixed a_i: the standard basis (orthonormal), unit vectors "
+                          "drawn once (random), or the same draws unnormalised (gaussian)"),
+    "n_samples": Setting(20000, 2000, 100000, positive_int, "b: sequences sampled per T"),
+    "density_T": Setting(8, 6, 12, positive_int,
+                         "c: the tiny T of the density demo (2..16; C(T, T/4) subsets)"),
+    "density_samples": Setting(500, 50, 1000, positive_int,
+                               "c: random sequences of the density demo"),
+    "q": Setting([1, 3, 10, 30, 100, 300, 1000, 3000, 10000], [1, 10, 100],
+                 [1, 3, 10, 30, 100, 300, 1000, 3000, 10000, 100000], float_list,
+                 "c: sharpness values q of the density demo"),
+}
+DEFAULT_DIRECTIONS = SETTINGS["directions"].default  # files 02-04 read the task with it too
+PARTS = {"a": (), "b": (), "c": ()}  # this file's parts, each with the parts it needs (none)
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="more samples, T up to 1024")
+    if args.D > args.d:
+        plumbing.refuse("--D", f"the task's D directions a_i need D <= --d = {args.d}, "
+                        f"got {args.D}", smallest=f"--d {args.D}")
+    if not 2 <= args.density_T <= 16:
+        plumbing.refuse("--density-T", f"must be between 2 and 16 (the demo enumerates "
+                        f"every subset), got {args.density_T}",
+                        smallest=2 if args.density_T < 2 else None)
+    if args.n_samples < 2:
+        plumbing.refuse("--n-samples", "the variance of y needs at least two samples, "
+                        "got 1", smallest=2)
+    args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
+    return args
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock; each part below records its numbers and shows its figure where it is
+# explained, and the last cell writes `runs/results/01_retrieval_task.json` (`--out .`
+# refreshes the committed `results/` and `figures/`). Imported by a later file
+# (`helpers.load_concept`), it runs nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("01_retrieval_task", args, PARTS)
 
 
 # %% [markdown]
@@ -122,16 +189,6 @@ def sample_inputs(n, seq_len, dim, seed, distribution="normal"):
 
 
 RANDOM_DIRECTIONS_SEED = 1234  # the fixed seed of the random readings (the paper's a_i unknown)
-DIRECTIONS = ("orthonormal", "random", "gaussian")  # the readings of "fixed a_i" we compare
-DEFAULT_DIRECTIONS = "gaussian"  # the reading closest to paper A's tables (02's directions study)
-
-
-def add_directions_flag(parser):
-    """--directions, the same flag in files 01-04: which reading of the fixed a_i."""
-    parser.add_argument("--directions", choices=DIRECTIONS, default=DEFAULT_DIRECTIONS,
-                        help="the task's fixed a_i: the standard basis (orthonormal), unit "
-                             "vectors drawn once (random), or the same draws unnormalised "
-                             f"(gaussian); default: {DEFAULT_DIRECTIONS}")
 
 
 def task_directions(D, dim=4, kind=DEFAULT_DIRECTIONS):
@@ -187,7 +244,7 @@ EXAMPLE_SEQUENCES = 3  # sequences of each task drawn for part a's figure and pr
 EXAMPLE_T = 16         # their length T
 
 
-def run_examples(args, result):
+def run_examples(args):
     """Part a's numbers: a few sequences of the synthetic task and of the toy task."""
     x, y, positions = sample_synthetic(EXAMPLE_SEQUENCES, EXAMPLE_T, args.D, args.d, args.seed,
                                        args.directions)
@@ -226,6 +283,13 @@ def report_examples(result, args):
           f"{toy_positions[0]}")
 
 
+# %%
+if __name__ == "__main__" and "a" in args.parts:
+    examples = run.record(run_examples(args))
+    run.figure(plot_examples(examples, args), "01_sequences")
+    report_examples(examples, args)
+
+
 # %% [markdown]
 # ## b. Why NMSE and not MSE
 #
@@ -254,7 +318,7 @@ def target_statistics(seq_lens, n, D, dim, seed, directions=DEFAULT_DIRECTIONS,
     return stats
 
 
-def run_statistics(args, result):
+def run_statistics(args):
     """Part b's numbers: the mean, variance and histogram of y at every --T."""
     return {"target_stats": target_statistics(args.T, args.n_samples, args.D, args.d,
                                               args.seed, args.directions)}
@@ -278,6 +342,13 @@ def plot_statistics(result, args):
 def report_statistics(result, args):
     print("Var(y) by T (why NMSE):  " + "  ".join(
         f"T={t}: {s['var']:.3f}" for t, s in result["target_stats"].items()))
+
+
+# %%
+if __name__ == "__main__" and "b" in args.parts:
+    statistics = run.record(run_statistics(args))
+    run.figure(plot_statistics(statistics, args), "01_target_distribution")
+    report_statistics(statistics, args)
 
 
 # %% [markdown]
@@ -364,7 +435,7 @@ def density_demo(seq_len, sharpness, n, dim, seed):
             "rows": rows}
 
 
-def run_density(args, result):
+def run_density(args):
     """Part c's numbers: the recovery error of both selectors at every sharpness --q."""
     return {"density": density_demo(args.density_T, args.q, args.density_samples, args.d,
                                     args.seed)}
@@ -396,94 +467,17 @@ def report_density(result, args):
               f"{row['bound']:.2e})   paper's selector: max error {row['paper_max_error']:.2e}")
 
 
+# %%
+if __name__ == "__main__" and "c" in args.parts:
+    density = run.record(run_density(args))
+    run.figure(plot_density(density, args), "01_density")
+    report_density(density, args)
+
 # %% [markdown]
-# ## Running it
+# ## The run's file
 #
-# `python 01_retrieval_task.py` runs parts a–c (one `helpers.Part` each, listed in `PARTS`
-# below): it prints each part's lines, saves its figure and writes
-# `runs/results/01_retrieval_task.json` (`--out .` refreshes the committed `results/` and
-# `figures/`). `--quick` and `--full` choose the sizes of `PRESETS`; a flag set by hand
-# overrides its preset value. Nothing here trains, so every number is computed on the CPU. In a
-# notebook, `QUICK=1` selects the quick preset.
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-PRESETS = {
-    "quick": dict(
-        T=[8, 32],                 # b: sequence lengths of the y statistics
-        n_samples=2000,            # b: sequences sampled per T
-        density_T=6,               # c: the tiny T of the density demo (C(T, T/4) subsets)
-        density_samples=50,        # c: random sequences of the density demo
-        q=[1, 10, 100],            # c: sharpness values q
-    ),
-    "default": dict(
-        T=[8, 16, 32, 64, 128, 512],  # b: sequence lengths of the y statistics
-        n_samples=20000,              # b: sequences sampled per T
-        density_T=8,                  # c: the tiny T of the density demo
-        density_samples=500,          # c: random sequences of the density demo
-        q=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000],  # c: sharpness values q
-    ),
-    "full": dict(
-        T=[8, 16, 32, 64, 128, 256, 512, 1024],  # b: sequence lengths of the y statistics
-        n_samples=100000,                        # b: sequences sampled per T
-        density_T=12,                            # c: the tiny T of the density demo
-        density_samples=1000,                    # c: random sequences of the density demo
-        q=[1, 3, 10, 30, 100, 300, 1000, 3000, 10000, 100000],  # c: sharpness values q
-    ),
-}
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 01_retrieval_task.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--T", type=helpers.int_list,
-                        help="sequence lengths for the y-distribution figure, e.g. 8,32,128")
-    parser.add_argument("--D", type=helpers.positive_int, default=4,
-                        help="intrinsic dimension of the synthetic task, 1..d (default: 4)")
-    parser.add_argument("--d", type=helpers.positive_int, default=4,
-                        help="token dimension (default: 4, as in the paper)")
-    add_directions_flag(parser)
-    parser.add_argument("--n-samples", type=helpers.positive_int,
-                        help="sequences sampled per T for the y statistics")
-    parser.add_argument("--density-T", type=helpers.positive_int,
-                        help="the tiny T of the density demo (2..16; C(T, T/4) subsets)")
-    parser.add_argument("--density-samples", type=helpers.positive_int,
-                        help="random sequences in the density demo")
-    parser.add_argument("--q", type=helpers.float_list,
-                        help="sharpness values of the density demo, e.g. 1,10,100")
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv)
-    if args.D > args.d:
-        helpers.refuse(parser, "--D", f"the task's D directions a_i need D <= --d = {args.d}, "
-                       f"got {args.D}", smallest=f"--d {args.D}")
-    if not 2 <= args.density_T <= 16:
-        helpers.refuse(parser, "--density-T", f"must be between 2 and 16 (the demo enumerates "
-                       f"every subset), got {args.density_T}",
-                       smallest=2 if args.density_T < 2 else None)
-    if args.n_samples < 2:
-        helpers.refuse(parser, "--n-samples", "the variance of y needs at least two samples, "
-                       "got 1", smallest=2)
-    args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
-    return args
-
-
-PARTS = {  # the experiments of this file, in order (helpers.Part: run, report, figures)
-    "a": helpers.Part(run_examples, report_examples, {"01_sequences": plot_examples}),
-    "b": helpers.Part(run_statistics, report_statistics,
-                      {"01_target_distribution": plot_statistics}),
-    "c": helpers.Part(run_density, report_density, {"01_density": plot_density}),
-}
-
-
-def main(args):
-    """Compute parts a-c; returns a JSON-ready dict."""
-    return helpers.run_parts(PARTS, args)
-
-
 if __name__ == "__main__":
-    helpers.run_script("01_retrieval_task", main, PARTS, config())
+    run.finish()

@@ -15,16 +15,17 @@ What it shows
     below D it grows with the sequence length T (Fig. 1a, Table 2). Attention maps show why: with
     h = D each head finds one of the D tokens to retrieve.
 
-Run it (wall times on a 2-core CPU, each its wall_time_s from issue 22's sessions; --recipe ran on
-an earlier machine about 1.8x faster, with orthonormal a_i; --full while tests shared the cores)
+Run it (wall times on a 2-core CPU, each the wall_time_s of the committed JSON; --full ran
+while tests shared the cores)
     python 02_multihead_model.py                   # T 8,32,128, h 1..5, 2 seeds: 6 min 6 s
     python 02_multihead_model.py --D 3 --total-width 32  # Table 4, the drop at h = 3: 7 min 15 s
     python 02_multihead_model.py --total-width 32  # fixed E = n*h (Table 3): 6 min 47 s
     python 02_multihead_model.py --layers 2 --total-width 32 --T 8,32  # Table 5: 9 min 55 s
-    python 02_multihead_model.py --recipe          # the recipe study: 12 min 37 s
-    python 02_multihead_model.py --directions-study  # the readings of a_i: 82 min (this machine)
     python 02_multihead_model.py --full            # paper's grid, 20k steps, 3 seeds: 100 min
     python 02_multihead_model.py --quick           # seconds; what the tests use
+Two side studies have files of their own: 02a_recipe_study.py (what longer training, a larger
+batch and the best checkpoint change) and 02b_directions_study.py (which reading of the fixed
+a_i comes closest to the paper's tables).
 
 Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     results/02_multihead_model.json (a variant, another flag, --full get a suffix: _D3,
@@ -32,11 +33,8 @@ Output (under runs/, which git ignores; `--out .` refreshes the committed files)
     "nmse" -> "<T>" -> "<h>" -> {"seeds": [...], "min": x, "mean": x, "std": x}, "selection"
     ("last" or "best_checkpoint"), "reversal" -> {"from_min", "from_mean"} -> "<h>"; and
     figures/02_nmse_vs_heads.png, 02_reversal_score.png, 02_attention.png (with the same suffix).
-    --recipe writes results/02_recipe.json: one row per (recipe, T, h) with steps, lr, batch,
-    seeds, min and mean NMSE of the last model and of the best checkpoint, run time, the curve.
 """
 import math
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -47,8 +45,108 @@ from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, int_list, positive_float, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
+
+# %% [markdown]
+# ## Settings
+#
+# Every setting of this file in one table: its default, `--quick` (seconds, for the tests) and
+# `--full` (the paper's grid of $T$ and $h$) values side by side (`...`: as the default), its
+# type and what it sets. Each row is a flag (`head_dim` is `--head-dim`); a flag set by hand
+# wins over its preset. The paper gives no optimiser, learning rate, batch size or step count:
+# those rows are ours (AdamW with a warm-up and a cosine decay, `helpers.fit`), chosen in short
+# trial runs on the $h = 3$ and $h = 4$ models; `02a_recipe_study.py` measures what other
+# choices change. The data sizes are Appendix B.1's.
+
+# %%
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "T": Setting([8, 32, 128], [8], [8, 16, 32, 64, 128], int_list, "sequence lengths T"),
+    "heads": Setting([1, 2, 3, 4, 5], [1, 2, 3, 4], ..., int_list, "head counts h"),
+    "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D of the task, 1..4"),
+    "head_dim": Setting(8, ..., ..., positive_int, "per-head dimension n (8, as in the paper)"),
+    "width": Setting(32, ..., ..., positive_int,
+                     "hidden width N of the encoder and read-out MLPs (32, as in the paper)"),
+    "total_width": Setting(None, ..., ..., positive_int,
+                           "fix E = n h instead of n: head_dim = ceil(E / h) (paper Table 3)"),
+    "layers": Setting(1, ..., ..., positive_int, "stacked attention layers L (Table 5 uses 2)"),
+    "batch_size": Setting(64, ..., ..., positive_int, "sequences per training step (ours)"),
+    "lr": Setting(1e-2, ..., ..., positive_float,
+                  "AdamW's peak learning rate, warm-up then cosine to zero (ours)"),
+    "block": Setting("standard", ..., ..., ("standard", "attention-only"),
+                     "layers before the last, with --layers > 1: attention and a per-layer "
+                     "FFN, or attention only"),
+    "directions": task.SETTINGS["directions"],
+    "select": Setting("last", ..., ..., ("last", "best"),
+                      "report the last model, or the best of the checkpoints evaluated on the "
+                      "validation set every 500 steps"),
+    "seeds": Setting(2, 1, 3, positive_int, "seeds per (T, h)"),
+    "steps": Setting(4000, 300, 20000, positive_int, "training steps per run"),
+    "n_train": Setting(8000, 2000, ..., positive_int, "training sequences per T (Appendix B.1)"),
+    "n_valid": Setting(2000, 500, ..., positive_int, "validation sequences per T (Appendix B.1)"),
+}
+# Our training recipe as files 03 and 04 train with it too: the defaults of the rows above, and
+# no validation checkpoints (they read the last model).
+RECIPE = {**{key: SETTINGS[key].default for key in ("head_dim", "width", "batch_size", "lr",
+                                                    "block", "select")}, "evaluate_every": 0}
+PARTS = {"sweep": ()}  # this file's one part (the side studies have files of their own)
+MAX_T = 1024           # the longest sequence a run may ask for
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="the paper's grid: T 8 ... 128, 20,000 steps, 3 seeds")
+    return check(args)
+
+
+def check(args):
+    """The checks of this table's values (the side studies, which train with it, make them
+    too); returns args."""
+    if args.D > 4:
+        plumbing.refuse("--D", f"must be between 1 and d = 4, got {args.D}")
+    if max(args.T) > MAX_T:
+        plumbing.refuse("--T", f"at most {MAX_T}, got {max(args.T)}")
+    return args
+
+
+def variant(args):
+    """The file-name suffix of a named variant (_D3, _E32, _L2, ...); the other flags get theirs
+    from the run (plumbing.output_suffix), so no variant lands on the default run's files."""
+    words = []
+    if args.D != 4:
+        words.append(f"D{args.D}")                       # Table 4's task
+    if args.total_width:
+        words.append(f"E{args.total_width}")             # Table 3's fixed E
+    if args.layers != 1:
+        words.append(f"L{args.layers}")                  # Table 5's depth
+    if args.layers > 1 and args.block != "standard":
+        words.append("attention_only")
+    if args.directions != task.DEFAULT_DIRECTIONS:
+        words.append(f"{args.directions}_directions")
+    if args.select != "last":
+        words.append("best")
+    return "".join(f"_{word}" for word in words)
+
+
+VARIANT_FLAGS = ("D", "total_width", "layers", "block", "directions", "select")
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock. The sweep below trains, shows its figures and prints its comparison with
+# the paper where each is explained; the last cell writes
+# `runs/results/02_multihead_model.json` (`--out .` refreshes the committed files). Imported by
+# a later file (`helpers.load_concept`), it runs nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("02_multihead_model", args, PARTS, variant(args), VARIANT_FLAGS)
 
 # %% [markdown]
 # ## The model (eq. 4)
@@ -106,10 +204,11 @@ class AttentionLayer(nn.Module):
 
 
 class MultiHeadModel(nn.Module):
-    """The h-head transformer of eq. 4 (one layer by default), read at a trainable CLS token."""
+    """The h-head transformer of eq. 4 (one layer by default), read at a trainable CLS token;
+    n_heads h, head_dim n and width N are the settings of the same names."""
 
-    def __init__(self, token_dim=4, n_heads=4, head_dim=8, width=32, n_layers=1,
-                 total_width=None, beta=1.0, residual=False, block="standard"):
+    def __init__(self, *, n_heads, head_dim, width, token_dim=4, n_layers=1, total_width=None,
+                 beta=1.0, residual=False, block="standard"):
         super().__init__()
         if total_width is not None:  # fixed E: head_dim = ceil(E / h), as in paper Table 3
             head_dim = math.ceil(total_width / n_heads)
@@ -158,25 +257,14 @@ def parameter_counts(model):
 # %% [markdown]
 # ## Data and training
 #
-# For each $T$: 8000 training and 2000 validation sequences (Appendix B.1), the same for every
-# model at that $T$. The paper gives no optimizer, learning rate, batch size or step count; our
-# choices (`RECIPE`: AdamW, peak learning rate $10^{-2}$ with a short warm-up and a cosine decay,
-# batch 64) came from short trial runs on the h = 3 and h = 4 models and are listed in the
-# README's Open questions; files 03 and 04 train with the same `RECIPE`, and the recipe study
-# below (`--recipe`) measures what longer training, a larger batch, the best checkpoint and
-# other $a_i$ change. We train on the standardised target $(y - \bar y)/s_y$
+# For each $T$: `n_train` training and `n_valid` validation sequences (Appendix B.1's 8000 and
+# 2000), the same for every model at that $T$, trained with the recipe of the settings table
+# (`RECIPE`, which files 03 and 04 train with too). We train on the standardised target
+# $(y - \bar y)/s_y$
 # (`helpers.standardised_split`): NMSE is unchanged by an affine map applied to both prediction
 # and target, and the read-out no longer has to learn an offset of about 8 first.
 
 # %%
-RECIPE = {  # our training settings, shared by files 03 and 04 (the paper gives none)
-    "head_dim": 8,      # n, the per-head dimension (paper A, Appendix B.1)
-    "width": 32,        # N, the hidden width of the encoder and read-out MLPs (Appendix B.1)
-    "batch_size": 64,   # sequences per step
-    "lr": 1e-2,         # AdamW's peak learning rate (warm-up, then cosine to zero)
-}
-
-
 def make_data(seq_len, D, n_train, n_valid, seed, directions=task.DEFAULT_DIRECTIONS):
     """Train/valid tensors for one T, with y standardised on the training split."""
     x, y, positions = task.sample_synthetic(n_train + n_valid, seq_len, D, seed=seed + seq_len,
@@ -190,19 +278,18 @@ def train_one(run):
     started = time.perf_counter()
     device = torch.device(run["device"])
     train, valid, _ = make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
-                                run["data_seed"], run.get("directions", task.DEFAULT_DIRECTIONS))
+                                run["data_seed"], run["directions"])
     train = tuple(t.to(device) for t in train)
     valid = tuple(t.to(device) for t in valid)
     helpers.seed_everything(run["seed"])
     model = MultiHeadModel(n_heads=run["h"], head_dim=run["head_dim"], width=run["width"],
                            n_layers=run["layers"], total_width=run["total_width"],
-                           residual=run["layers"] > 1,
-                           block=run.get("block", "standard")).to(device)
-    best = run.get("select") == "best"                      # best checkpoint on validation
+                           residual=run["layers"] > 1, block=run["block"]).to(device)
+    best = run["select"] == "best"                          # best checkpoint on validation
     fit = helpers.train_regression(model, train, valid, steps=run["steps"],
                                    batch_size=run["batch_size"], lr=run["lr"], seed=run["seed"],
                                    name=f"T={run['T']} h={run['h']} seed={run['seed']}",
-                                   evaluate_every=run.get("evaluate_every", 0), keep_best=best)
+                                   evaluate_every=run["evaluate_every"], keep_best=best)
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "last_valid_nmse": fit["last_valid_nmse"], "history": fit["history"],
             "parameters": parameter_counts(model), "seconds": time.perf_counter() - started,
@@ -220,6 +307,9 @@ def run_label(result):
            f"valid NMSE {result['valid_nmse']:.2e}"
 
 
+CHECKPOINT_EVERY = 500  # steps between validation checkpoints with --select best
+
+
 def base_run(args):
     """The settings every run of this invocation shares (a plain dict, for the process pool)."""
     return dict(D=args.D, head_dim=args.head_dim, width=args.width,
@@ -228,9 +318,6 @@ def base_run(args):
                 evaluate_every=min(CHECKPOINT_EVERY, args.steps) if args.select == "best" else 0,
                 steps=args.steps, batch_size=args.batch_size, lr=args.lr, n_train=args.n_train,
                 n_valid=args.n_valid, data_seed=args.seed, device=args.device)
-
-
-CHECKPOINT_EVERY = 500  # steps between validation checkpoints with --select best
 
 
 # %% [markdown]
@@ -253,7 +340,7 @@ CHECKPOINT_EVERY = 500  # steps between validation checkpoints with --select bes
 # %%
 def summarise(results):
     """{T: {h: {"seeds", "min", "mean", "std"}}} from the list of finished runs (the std is the
-    sample std, n - 1, as in every file; before issue 21 this file used the population std)."""
+    sample std, n - 1, as in every file)."""
     return {str(T): {str(h): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", T=T, h=h))
                      for h in sorted({r["h"] for r in results})}
             for T in sorted({r["T"] for r in results})}
@@ -321,11 +408,11 @@ def mechanism(results, args):
     return found
 
 
-def sweep(args, result=None):
+def sweep(args):
     """Train the sweep of (T, h, seed) and return every number of it (JSON-ready)."""
     runs = [dict(base_run(args), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_one, run_label, sweep_cost)
+    results = plumbing.run_sweep(runs, args.workers, train_one, run_label, sweep_cost)
     table = summarise(results)
     knee = {"h": math.ceil(args.D / args.layers), "ratio": {}}  # h = D, or L*h >= D (Conj. 1)
     if knee["h"] - 1 in args.heads and knee["h"] in args.heads:
@@ -336,6 +423,12 @@ def sweep(args, result=None):
             "parameters": {str(r["h"]): r["parameters"] for r in results},
             "mechanism": mechanism(results, args), "train_nmse": {
                 f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"] for r in results}}
+
+
+# %%
+if __name__ == "__main__" and "sweep" in args.parts:
+    print(f"workers: {args.workers}   selection: {args.select}")
+    swept = run.record(sweep(args))
 
 
 # %% [markdown]
@@ -410,13 +503,20 @@ def plot_attention(result, args):
     return figure
 
 
+# %%
+if __name__ == "__main__" and "sweep" in args.parts:
+    run.figure(plot_nmse_vs_heads(swept, args), "02_nmse_vs_heads")
+    run.figure(plot_reversal(swept, args), "02_reversal_score")
+    run.figure(plot_attention(swept, args), "02_attention")
+
+
 # %% [markdown]
 # The printout puts each number of ours beside the paper's number of the same kind (its
 # Table 2 gives means; Tables 3-5 minima). At h = 4 the default's model (n = 8, E = 32) is
 # Table 3's, so the default's minima at h = 4 stand beside Table 3's.
 
 # %%
-# Paper A's numbers (our digest, ../shared/papers/heads.md): rows h, columns T.
+# Paper A's numbers, transcribed from its tables: rows h, columns T.
 # Table 2: MEAN validation NMSE over seeds (N = 32, n = 8, D = 4).
 PAPER_TABLE_2 = {
     1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
@@ -467,7 +567,6 @@ def paper_table(args):
 
 def report_sweep(result, args):
     """Print our table beside the paper's (the same statistic), the drop at h = D, and R(h)."""
-    print(f"workers: {args.workers}   selection: {result['selection']}")
     papers = paper_table(args)
     lengths = list(result["nmse"])
     for statistic in ("min", "mean"):
@@ -501,299 +600,15 @@ def report_sweep(result, args):
             print("    " + "  ".join(f"{value:.2f}" for value in row))
 
 
-# %% [markdown]
-# ## The recipe study: what it takes to approach the paper's error levels
-#
-# The paper gives no optimiser, learning rate, batch size or step count, and our default recipe
-# leaves our errors 40–970× above its minima. `--recipe` trains the cheapest informative cases
-# (the lengths of `--T` up to 32; h = D − 1 and D) under a few recipes, each seed recording its
-# validation NMSE every 1/20 of its steps. From one run we report the last model and the best
-# recorded checkpoint (the validation set is read for nothing else), and the curve of error
-# against steps, which says where more training would lead.
-
 # %%
-RECIPES = {  # name -> (multiple of --steps, other changes to the default recipe)
-    "default": (1, {}),
-    "long": (5, {}),
-    "long, batch 256, lr 3e-3": (5, {"batch_size": 256, "lr": 3e-3}),
-    "long, random a_i": (5, {"directions": "random"}),
-}
-RECIPE_LENGTHS = 32    # the study trains the lengths of --T up to this one
-CURVE_POINTS = 20      # validation checkpoints per run, evenly spaced
-
-
-def recipe_study(args, result=None):
-    """Train every recipe at short T and h = D - 1, D; one row per (recipe, T, h)."""
-    lengths = [T for T in args.T if T <= RECIPE_LENGTHS] or args.T[:1]
-    heads = [h for h in args.heads if h in (args.D - 1, args.D)] or args.heads
-    runs = []
-    for name, (factor, changes) in RECIPES.items():
-        steps = args.steps * factor
-        run = dict(base_run(args), **changes, recipe=name, select="last", steps=steps,
-                   evaluate_every=max(1, steps // CURVE_POINTS))
-        runs += [dict(run, T=T, h=h, seed=args.seed + s)
-                 for T in lengths for h in heads for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_one,
-                                lambda r: f"{r['recipe']:<26} " + run_label(r), sweep_cost)
-    rows = []
-    for name in RECIPES:
-        for T in lengths:
-            for h in heads:
-                mine = [r for r in results if (r["recipe"], r["T"], r["h"]) == (name, T, h)]
-                best = [min(point["valid_nmse"] for point in r["history"]) for r in mine]
-                curve = [{"step": point["step"], "mean": sum(r["history"][i]["valid_nmse"]
-                                                             for r in mine) / len(mine)}
-                         for i, point in enumerate(mine[0]["history"])]
-                first = mine[0]
-                rows.append({"recipe": name, "T": T, "h": h, "steps": first["steps"],
-                             "lr": first["lr"], "batch": first["batch_size"],
-                             "directions": first["directions"], "seeds": len(mine),
-                             "last": helpers.seed_stats([r["valid_nmse"] for r in mine]),
-                             "best_checkpoint": helpers.seed_stats(best),
-                             "seconds": sum(r["seconds"] for r in mine), "curve": curve})
-    return {"rows": rows}
-
-
-def plot_recipe(result, args):
-    """Mean validation NMSE against steps for every recipe, one panel per (T, h)."""
-    cases = sorted({(row["T"], row["h"]) for row in result["rows"]})
-    figure, axes = plt.subplots(1, len(cases), figsize=(3.6 * len(cases), 3.4), squeeze=False)
-    for axis, (T, h) in zip(axes[0], cases):
-        for row in result["rows"]:
-            if (row["T"], row["h"]) == (T, h):
-                axis.loglog([p["step"] for p in row["curve"]], [p["mean"] for p in row["curve"]],
-                            "-", label=row["recipe"])
-        axis.set_title(f"T = {T}, h = {h}"), axis.set_xlabel("step")
-    axes[0][0].set_ylabel("mean validation NMSE")
-    axes[0][-1].legend(fontsize=7)
-    figure.tight_layout()
-    return figure
-
-
-def report_recipe(result, args):
-    """The study's table: the last model and the best recorded checkpoint, min and mean."""
-    print("recipe study: validation NMSE over seeds (last model, and best recorded checkpoint)")
-    print(f"  {'recipe':<26} {'T':>4} {'h':>2} {'steps':>6} {'seeds':>5} {'last min':>10} "
-          f"{'last mean':>10} {'best min':>10} {'best mean':>10} {'CPU s':>7}")
-    for row in result["rows"]:
-        print(f"  {row['recipe']:<26} {row['T']:>4} {row['h']:>2} {row['steps']:>6} "
-              f"{row['seeds']:>5} {row['last']['min']:>10.2e} {row['last']['mean']:>10.2e} "
-              f"{row['best_checkpoint']['min']:>10.2e} {row['best_checkpoint']['mean']:>10.2e} "
-              f"{row['seconds']:>7.0f}")
-
+if __name__ == "__main__" and "sweep" in args.parts:
+    report_sweep(swept, args)
 
 # %% [markdown]
-# ## The directions study: which reading of "fixed $a_i$" reproduces the paper's numbers?
+# ## The run's file
 #
-# Paper A says only that its $a_i$ are "fixed". Three readings are natural: the standard basis
-# (`orthonormal`, our default until this study), unit vectors drawn once (`random`), and the same draws
-# left unnormalised (`gaussian`, as `torch.randn` gives them: the same directions as `random`,
-# with unequal lengths, so the two differ only by the weight of each max). A reproduction
-# chooses, where the paper is silent, the reading that reproduces the paper's numbers, and says
-# so. `--directions-study` trains every reading on the cells the paper's tables pin down
-# (`DIRECTION_CELLS`), at 5× `--steps` with at least three seeds, the data and batch order of a
-# seed shared by the readings. For each cell it compares the statistic the paper prints: our
-# **mean** with Table 2's mean (width $n = 8$ per head), and for $h = 4$ our **minimum** with
-# Table 3's minimum (at $h = 4$ its fixed $E = 32$ is our $n = 8$; its $h = 3$ model has
-# $n = 11$, so it is left out). A reading's distance to the paper is the median over cells of
-# $|\log_{10}(\text{ours} / \text{paper})|$: 0 is the paper exactly, 1 a factor of 10.
-#
-# What could count against a reading: a reading that only shifts every error by the same
-# factor would look close on one row and far on another; the per-cell ratios are printed so a
-# reader sees whether one row is bought with another.
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-DIRECTION_CELLS = {8: (1, 2, 3, 4), 32: (3, 4), 128: (3, 4)}  # T -> h: the compared cells
-DIRECTION_STEP_FACTOR = 5   # the study trains 5x --steps (20,000 at the default 4,000)
-DIRECTION_SEEDS = 3         # seeds per (reading, T, h) unless --seeds is given
-
-
-def directions_study(args, result=None):
-    """Train each reading of a_i on DIRECTION_CELLS (within --T and --heads); seeds, the ratios
-    to Tables 2 and 3, and each reading's median |log10 ratio|."""
-    seeds = args.seeds if "seeds" in args.changed else DIRECTION_SEEDS
-    steps = args.steps * DIRECTION_STEP_FACTOR
-    cells = [(T, h) for T in args.T for h in DIRECTION_CELLS.get(T, (args.D - 1, args.D))
-             if h in args.heads]
-    runs = [dict(base_run(args), directions=kind, select="last", evaluate_every=0, steps=steps,
-                 T=T, h=h, seed=args.seed + s)
-            for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_one,
-                                lambda r: f"{r['directions']:<12} " + run_label(r), sweep_cost)
-    readings = {}
-    for kind in task.DIRECTIONS:
-        rows = []
-        for T, h in cells:
-            stats = helpers.seed_stats(helpers.by_seed(results, "valid_nmse", directions=kind,
-                                                       T=T, h=h))
-            ratios = {"mean / Table 2 mean": stats["mean"] / PAPER_TABLE_2[h][T]
-                      if T in PAPER_TABLE_2.get(h, {}) else None,
-                      "min / Table 3 min": stats["min"] / PAPER_TABLE_3[h][T]
-                      if h == 4 and T in PAPER_TABLE_3[h] else None}
-            rows.append({"T": T, "h": h, **stats,
-                         "ratios": {k: v for k, v in ratios.items() if v is not None}})
-        logs = [abs(math.log10(v)) for row in rows for v in row["ratios"].values()]
-        readings[kind] = {"cells": rows, "median_abs_log10_ratio":
-                          statistics.median(logs) if logs else None}
-    scored = {k: v["median_abs_log10_ratio"] for k, v in readings.items()
-              if v["median_abs_log10_ratio"] is not None}
-    return {"steps": steps, "seeds": seeds, "readings": readings,
-            "closest": min(scored, key=scored.get) if scored else None}
-
-
-def plot_directions(result, args):
-    """Each reading's ratio to the paper per cell (log scale; 1 = the paper's number)."""
-    figure, axis = plt.subplots(figsize=(7.5, 3.6))
-    labels = []
-    for i, (kind, reading) in enumerate(result["readings"].items()):
-        points = [(f"T={row['T']} h={row['h']}\n{name.split(' /')[0]}", value)
-                  for row in reading["cells"] for name, value in row["ratios"].items()]
-        labels = [label for label, _ in points]
-        axis.semilogy([j + 0.15 * (i - 1) for j in range(len(points))],
-                      [value for _, value in points], "o", label=kind)
-    axis.axhline(1, color="gray", lw=0.8)
-    axis.set_xticks(range(len(labels)), labels, fontsize=6)
-    axis.set_ylabel("ours / paper (same statistic)"), axis.legend(fontsize=7)
-    axis.set_title(f"Readings of the fixed a_i, {result['steps']} steps, {result['seeds']} seeds")
-    figure.tight_layout()
-    return figure
-
-
-def report_directions(result, args):
-    """Per reading and cell: min and mean, each ratio to the paper; the median |log10 ratio|."""
-    print(f"directions study: {result['steps']} steps, {result['seeds']} seeds; ours / paper "
-          f"(mean vs Table 2's mean; for h = 4 also min vs Table 3's min)")
-    for kind, reading in result["readings"].items():
-        distance = reading["median_abs_log10_ratio"]
-        print(f"  {kind}: median |log10 ratio| = "
-              + (f"{distance:.2f} (a factor of {10 ** distance:.1f})" if distance is not None
-                 else "no cell of the paper's tables"))
-        for row in reading["cells"]:
-            ratios = ", ".join(f"{name} = {value:.2f}" for name, value in row["ratios"].items())
-            print(f"    T={row['T']:<4} h={row['h']}  min {row['min']:.2e}  mean "
-                  f"{row['mean']:.2e}  {ratios}")
-    if result["closest"]:
-        print(f"  closest to the paper: {result['closest']}")
-
-
-# %% [markdown]
-# ## Running it
-#
-# Three presets (`--quick` for the tests, the default for a laptop, `--full` for the paper's
-# grid); every flag set on the command line wins over its preset. A run writes under `runs/`
-# (git ignores it); `--out .` refreshes the committed `results/` and `figures/`. The file name
-# says what differs from the default run: a variant (`_D3`, `_E32`, `_L2`, `_attention_only`,
-# `_random_directions`, `_best`), any other flag (`_steps100`), or the preset (`_full`,
-# `_quick`), so no such run lands on the default run's files. `--recipe` runs the recipe study
-# instead of the sweep (`results/02_recipe.json`).
-
-# %%
-PRESETS = {
-    "quick": dict(T=[8],              # sequence lengths T
-                  heads=[1, 2, 3, 4],   # head counts h
-                  seeds=1,              # seeds per (T, h)
-                  steps=300,            # training steps per run
-                  n_train=2000,         # training sequences per T
-                  n_valid=500),         # validation sequences per T
-    "default": dict(T=[8, 32, 128], heads=[1, 2, 3, 4, 5], seeds=2, steps=4000, n_train=8000,
-                    n_valid=2000),    # Appendix B.1's data sizes, fewer T, steps and seeds
-    "full": dict(T=[8, 16, 32, 64, 128], heads=[1, 2, 3, 4, 5], seeds=3, steps=20000,
-                 n_train=8000, n_valid=2000),  # the paper's grid of T and h
-}
-
-def build_parser():
-    """Every flag of this file, with its help (python 02_multihead_model.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--T", type=helpers.int_list, help="sequence lengths, e.g. 8,32,128")
-    parser.add_argument("--heads", type=helpers.int_list, help="head counts h, e.g. 1,2,3,4,5")
-    parser.add_argument("--D", type=helpers.positive_int, default=4,
-                        help="intrinsic dimension of the task, 1..4 (default: 4)")
-    parser.add_argument("--head-dim", type=helpers.positive_int, default=RECIPE["head_dim"],
-                        help=f"per-head dimension n (default: {RECIPE['head_dim']}, as in the "
-                             f"paper)")
-    parser.add_argument("--width", type=helpers.positive_int, default=RECIPE["width"],
-                        help=f"hidden width N of the encoder and read-out MLPs (default: "
-                             f"{RECIPE['width']})")
-    parser.add_argument("--total-width", type=helpers.positive_int,
-                        help="fix E = n*h instead of n: head_dim = ceil(E/h) (paper Table 3)")
-    parser.add_argument("--layers", type=helpers.positive_int, default=1,
-                        help="stacked attention layers L (default: 1; Table 5 uses 2)")
-    parser.add_argument("--batch-size", type=helpers.positive_int, default=RECIPE["batch_size"],
-                        help=f"mini-batch size (default: {RECIPE['batch_size']})")
-    parser.add_argument("--lr", type=helpers.positive_float, default=RECIPE["lr"],
-                        help=f"peak learning rate of AdamW (default: {RECIPE['lr']:g})")
-    parser.add_argument("--block", choices=["standard", "attention-only"], default="standard",
-                        help="layers before the last, with --layers > 1: attention and a "
-                             "per-layer FFN, or attention only (default: standard)")
-    task.add_directions_flag(parser)
-    parser.add_argument("--select", choices=["last", "best"], default="last",
-                        help="report the last model, or the best of the checkpoints evaluated "
-                             "on the validation set every 500 steps (default: last)")
-    parser.add_argument("--recipe", action="store_true",
-                        help="run the recipe study (T 8,32; h 3,4) instead of the sweep")
-    parser.add_argument("--directions-study", action="store_true",
-                        help="compare the readings of the fixed a_i on the paper's cells, at 5x "
-                             "--steps, instead of the sweep (results/02_directions.json)")
-    helpers.add_training_flags(parser)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv)
-    if args.D > 4:
-        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
-    if max(args.T) > 1024:
-        helpers.refuse(parser, "--T", f"at most 1024, got {max(args.T)}")
-    if args.recipe and args.directions_study:
-        helpers.refuse(parser, "--directions-study", "runs instead of --recipe; give one of them")
-    if args.directions_study and "directions" in args.changed:
-        helpers.refuse(parser, "--directions", "the directions study trains every reading; "
-                       "leave --directions out")
-    return args
-
-
-VARIANT_FLAGS = ("D", "total_width", "layers", "block", "directions", "select", "recipe",
-                 "directions_study")
-
-
-def variant(args):
-    """The file-name suffix of a named variant (_D3, _E32, _L2, ...); other flags get theirs
-    from helpers.output_suffix."""
-    parts = [f"D{args.D}" if args.D != 4 else "", f"E{args.total_width}" if args.total_width
-             else "", f"L{args.layers}" if args.layers != 1 else "",
-             "attention_only" if args.layers > 1 and args.block != "standard" else "",
-             f"{args.directions}_directions" if args.directions != task.DEFAULT_DIRECTIONS else "",
-             "best" if args.select != "last" else ""]
-    return "".join(f"_{part}" for part in parts if part)
-
-
-PARTS = {"sweep": helpers.Part(sweep, report_sweep, {"02_nmse_vs_heads": plot_nmse_vs_heads,
-                                                     "02_reversal_score": plot_reversal,
-                                                     "02_attention": plot_attention})}
-RECIPE_PARTS = {"recipe": helpers.Part(recipe_study, report_recipe,
-                                       {"02_recipe": plot_recipe})}
-DIRECTION_PARTS = {"directions": helpers.Part(directions_study, report_directions,
-                                              {"02_directions": plot_directions})}
-
-
-def study(args):
-    """(output stem, parts) of this invocation: the sweep, the recipe or the directions study."""
-    if args.recipe:
-        return "02_recipe", RECIPE_PARTS
-    if args.directions_study:
-        return "02_directions", DIRECTION_PARTS
-    return "02_multihead_model", PARTS
-
-
-def main(args):
-    """The sweep, or one of the studies; every number (JSON-ready)."""
-    return helpers.run_parts(study(args)[1], args)
-
-
 if __name__ == "__main__":
-    args = config()
-    stem, parts = study(args)
-    helpers.run_script(stem, main, parts, args, named=VARIANT_FLAGS, suffix=variant(args))
+    run.finish()

@@ -37,9 +37,76 @@ import torch
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, float_list, int_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
+
+# %% [markdown]
+# ## Settings
+#
+# Every size of this file in one table: a row's default, `--quick` (seconds, for the tests)
+# and `--full` values side by side (`...`: as the default), its type and what it sets; each row
+# is a flag (`construction_T` is `--construction-T`), and a flag set by hand wins over its
+# preset. Parts a, b and d train nothing; part c trains file 02's model with file 02's recipe
+# (`model_file.RECIPE`: head dimension, batch size, learning rate).
+
+# %%
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "construction_T": Setting([8, 16, 32, 64, 128, 256, 512, 1024], [8, 64], ..., int_list,
+                              "a: sequence lengths of the hand-built model"),
+    "betas": Setting([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], [1, 10, 100],
+                     [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000], float_list,
+                     "a: softmax scales beta"),
+    "construction_samples": Setting(500, 50, 2000, positive_int, "a: random sequences per T"),
+    "T": Setting([8, 32], [8], [8, 16, 32, 64, 128], int_list,
+                 "c: sequence lengths of the width sweep"),
+    "heads": Setting([3, 4], [1, 2], [1, 2, 3, 4], int_list, "c: head counts h (D - 1 and D)"),
+    "widths": Setting([8, 16, 32, 64], [8, 32], [8, 12, 16, 24, 32, 48, 64], int_list,
+                      "c: MLP widths N"),
+    "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D, 1..4"),
+    "directions": task.SETTINGS["directions"],
+    "seeds": Setting(2, 1, 3, positive_int, "c: seeds per (T, h, N)"),
+    "steps": Setting(3000, 300, 10000, positive_int, "c: training steps per run"),
+    "n_train": Setting(8000, 2000, 8000, positive_int,
+                       "c: training sequences per T (Appendix B.1)"),
+    "n_valid": Setting(2000, 500, 2000, positive_int,
+                       "c: validation sequences per T (Appendix B.1)"),
+}
+PARTS = {"a": (), "b": (), "c": (), "d": ()}  # this file's parts, each with the parts it needs
+MAX_CONSTRUCTION_T = 4096  # the longest sequence of the hand-built model
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="a wider N sweep, 5 T, 3 seeds")
+    if args.D > 4:
+        plumbing.refuse("--D", f"must be between 1 and d = 4, got {args.D}")
+    if max(args.construction_T) > MAX_CONSTRUCTION_T:
+        plumbing.refuse("--construction-T", f"at most {MAX_CONSTRUCTION_T}, got "
+                        f"{max(args.construction_T)}")
+    if len(set(args.widths)) < 2:
+        plumbing.refuse("--widths", "give at least two different widths to fit a slope",
+                        smallest="1,2")
+    return args
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock; each part below records its numbers, shows its figure and prints ours
+# beside the paper's where it is explained, and the last cell writes
+# `runs/results/03_bounds.json` (`--out .` refreshes the committed files). `--parts a,d` runs
+# only the named parts, into files named after them, so a partial run never replaces the full
+# result. Imported by a later file (`helpers.load_concept`), it runs nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("03_bounds", args, PARTS)
 
 
 # %% [markdown]
@@ -170,7 +237,7 @@ def construction_rates(rows):
     return rate
 
 
-def run_upper_bound(args, result):
+def run_upper_bound(args):
     """Part a's numbers: the worst error and its bound per (T, beta), and the rate per T."""
     rows = construction_errors(args.construction_T, args.betas, D=CONSTRUCTION_D,
                                dim=CONSTRUCTION_DIM, n=args.construction_samples, seed=args.seed)
@@ -207,6 +274,12 @@ def report_upper_bound(result, args):
     print(f"   slope of log error against log beta (beta >= {RATE_FROM_BETA}): " + ", ".join(
         f"T={T}: {slope:.2f}" for T, slope in result["construction_rate"].items()))
 
+
+# %%
+if __name__ == "__main__" and "a" in args.parts:
+    upper = run.record(run_upper_bound(args))
+    run.figure(plot_upper_bound(upper, args), "03_construction")
+    report_upper_bound(upper, args)
 
 # %% [markdown]
 # ## b. The lower bound (Theorem 2(2), proof in A.2.2)
@@ -245,7 +318,7 @@ def case_name(s, D, n):
     return f"s={s} D={D} n={n}"
 
 
-def run_lower_bound(args, result):
+def run_lower_bound(args):
     """Part b's numbers: k at every LOWER_BOUND_T and the first T with k > 0, per case."""
     return {"lower_bound": {case_name(s, D, n): {
         "k": {str(T): lower_bound_exponent(T, s, D, n) for T in LOWER_BOUND_T},
@@ -285,6 +358,12 @@ def report_lower_bound(result, args):
               + f"   k > 0 from T = {entry['first_nonvacuous_T']}")
 
 
+# %%
+if __name__ == "__main__" and "b" in args.parts:
+    lower = run.record(run_lower_bound(args))
+    run.figure(plot_lower_bound(lower, args), "03_lower_bound")
+    report_lower_bound(lower, args)
+
 # %% [markdown]
 # ## c. Fig. 1b: error against parameters, trained
 #
@@ -303,7 +382,7 @@ def width_sweep(args):
                  n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                  device=args.device)
             for T in args.T for h in args.heads for N in args.widths for s in range(args.seeds)]
-    return helpers.run_sweep(runs, args.workers, model_file.train_one,
+    return plumbing.run_sweep(runs, args.workers, model_file.train_one,
                              label=lambda r: f"T={r['T']:<4} h={r['h']} N={r['width']:<3} "
                                              f"seed={r['seed']}  valid NMSE {r['valid_nmse']:.2e}",
                              cost=lambda r: r["T"] * r["steps"])   # a run's time grows like T
@@ -327,7 +406,7 @@ def summarise_widths(results):
     return table
 
 
-def run_widths(args, result):
+def run_widths(args):
     """Part c's numbers: the width sweep, summarised."""
     return {"widths": summarise_widths(width_sweep(args))}
 
@@ -362,6 +441,12 @@ def report_widths(result, args):
                 zip(entry["widths"], entry["min_nmse"], entry["train_nmse"])))
 
 
+# %%
+if __name__ == "__main__" and "c" in args.parts:
+    widths = run.record(run_widths(args))
+    run.figure(plot_widths(widths, args), "03_params_vs_nmse")
+    report_widths(widths, args)
+
 # %% [markdown]
 # ## d. Corollary 1: the intrinsic dimension is unique
 #
@@ -392,7 +477,7 @@ def corollary_table(pairs):
     return rows
 
 
-def run_corollary(args, result):
+def run_corollary(args):
     """Part d's numbers: the table of COROLLARY_PAIRS."""
     return {"corollary": corollary_table(COROLLARY_PAIRS)}
 
@@ -406,106 +491,17 @@ def report_corollary(result, args):
               f"{row['k_exceeds_gamma_beyond_T']}")
 
 
+# %%
+if __name__ == "__main__" and "d" in args.parts:
+    corollary = run.record(run_corollary(args))
+    report_corollary(corollary, args)
+
+
 # %% [markdown]
-# ## Running it
+# ## The run's file
 #
-# `python 03_bounds.py` runs parts a–d in order (one `helpers.Part` each, listed in `PARTS`
-# below): it prints each part's lines, saves its figures and writes `runs/results/03_bounds.json`
-# (`--out .` refreshes the committed `results/` and `figures/`). `--quick` and `--full` choose the
-# sizes of `PRESETS`; a flag set by hand overrides its preset value. `--parts a,d` reruns only
-# the named parts (parts a, b and d train nothing), into files named after them, so a
-# partial run never replaces the full result. Part c trains with file 02's `RECIPE`.
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-PRESETS = {
-    "quick": dict(
-        construction_T=[8, 64],     # a: sequence lengths of the hand-built model
-        betas=[1, 10, 100],         # a: softmax scales beta
-        construction_samples=50,    # a: random sequences per T
-        T=[8],                      # c: sequence lengths of the width sweep
-        heads=[1, 2],               # c: head counts h
-        widths=[8, 32],             # c: MLP widths N
-        seeds=1,                    # c: seeds per (T, h, N)
-        steps=300,                  # c: training steps per run
-        n_train=2000,               # c: training sequences per T
-        n_valid=500,                # c: validation sequences per T
-    ),
-    "default": dict(
-        construction_T=[8, 16, 32, 64, 128, 256, 512, 1024],  # a: lengths of the hand-built model
-        betas=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],    # a: softmax scales beta
-        construction_samples=500,   # a: random sequences per T
-        T=[8, 32],                  # c: sequence lengths of the width sweep
-        heads=[3, 4],               # c: head counts h (D - 1 and D)
-        widths=[8, 16, 32, 64],     # c: MLP widths N
-        seeds=2,                    # c: seeds per (T, h, N)
-        steps=3000,                 # c: training steps per run
-        n_train=8000,               # c: training sequences per T (Appendix B.1)
-        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
-    ),
-    "full": dict(
-        construction_T=[8, 16, 32, 64, 128, 256, 512, 1024],  # a: lengths of the hand-built model
-        betas=[1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000],  # a: softmax scales beta
-        construction_samples=2000,  # a: random sequences per T
-        T=[8, 16, 32, 64, 128],     # c: sequence lengths of the width sweep
-        heads=[1, 2, 3, 4],         # c: head counts h
-        widths=[8, 12, 16, 24, 32, 48, 64],  # c: MLP widths N
-        seeds=3,                    # c: seeds per (T, h, N)
-        steps=10000,                # c: training steps per run
-        n_train=8000,               # c: training sequences per T (Appendix B.1)
-        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
-    ),
-}
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 03_bounds.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--construction-T", type=helpers.int_list,
-                        help="sequence lengths of the hand-built model (part a), e.g. 8,64,1024")
-    parser.add_argument("--betas", type=helpers.float_list,
-                        help="softmax scales beta of part a, e.g. 1,10,100")
-    parser.add_argument("--construction-samples", type=helpers.positive_int,
-                        help="random sequences per T in part a")
-    parser.add_argument("--T", type=helpers.int_list, help="sequence lengths of part c")
-    parser.add_argument("--heads", type=helpers.int_list, help="head counts of part c, e.g. 3,4")
-    parser.add_argument("--widths", type=helpers.int_list,
-                        help="MLP widths N swept in part c, e.g. 8,16,32,64")
-    parser.add_argument("--D", type=helpers.positive_int, default=4,
-                        help="intrinsic dimension, 1..4 (default: 4)")
-    task.add_directions_flag(parser)
-    helpers.add_training_flags(parser)
-    helpers.add_parts_flag(parser, PARTS)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
-    if args.D > 4:
-        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
-    if max(args.construction_T) > 4096:
-        helpers.refuse(parser, "--construction-T", f"at most 4096, got "
-                       f"{max(args.construction_T)}")
-    if len(set(args.widths)) < 2:
-        helpers.refuse(parser, "--widths", "give at least two different widths to fit a slope",
-                       smallest="1,2")
-    return args
-
-
-PARTS = {  # the experiments of this file, in order (helpers.Part: run, report, figures)
-    "a": helpers.Part(run_upper_bound, report_upper_bound, {"03_construction": plot_upper_bound}),
-    "b": helpers.Part(run_lower_bound, report_lower_bound, {"03_lower_bound": plot_lower_bound}),
-    "c": helpers.Part(run_widths, report_widths, {"03_params_vs_nmse": plot_widths}),
-    "d": helpers.Part(run_corollary, report_corollary, {}),
-}
-
-
-def main(args):
-    """Compute the parts of args.parts (default: a-d); returns every number (JSON-ready)."""
-    return helpers.run_parts(PARTS, args)
-
-
 if __name__ == "__main__":
-    helpers.run_script("03_bounds", main, PARTS, config())
+    run.finish()

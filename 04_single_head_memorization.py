@@ -41,10 +41,119 @@ from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, float_list, int_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
 bounds = helpers.load_concept("03_bounds")
+
+# %% [markdown]
+# ## Settings
+#
+# Every size of this file in one table: a row's default, `--quick` (seconds, for the tests)
+# and `--full` values side by side (`...`: as the default), its type and what it sets; each row
+# is a flag (`construction_T` is `--construction-T`), and a flag set by hand wins over its
+# preset. Parts a and b build models by hand (no training); part c trains with file 02's
+# recipe (`model_file.RECIPE`).
+
+# %%
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "construction_T": Setting([8, 16, 32, 64, 128], [8, 32], [8, 16, 32, 64, 128, 256],
+                              int_list, "a, b: sequence lengths of the constructions"),
+    "epsilons": Setting([0.5, 0.2, 0.1, 0.05, 0.02], [0.5, 0.1],
+                        [0.5, 0.2, 0.1, 0.05, 0.02, 0.01], float_list,
+                        "b: target errors eps of the assembled model, each below 1"),
+    "construction_samples": Setting(300, 50, 1000, positive_int,
+                                    "a, b: random sequences per T (and Lemma 9 inputs)"),
+    "T": Setting([4, 8, 16, 32, 64], [8], [4, 8, 16, 32, 64, 128], int_list,
+                 "c: sequence lengths of the trained routes"),
+    "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D of the trained task, 1..4"),
+    "directions": task.SETTINGS["directions"],
+    "memorise_width": Setting(64, ..., ..., positive_int,
+                              "c: hidden width of the memorising route's read-out"),
+    "seeds": Setting(2, 1, 3, positive_int, "c: seeds per (route, T)"),
+    "steps": Setting(3000, 300, 10000, positive_int, "c: training steps per run"),
+    "n_train": Setting(8000, 2000, 8000, positive_int,
+                       "c: training sequences per T (Appendix B.1)"),
+    "n_valid": Setting(2000, 500, 2000, positive_int,
+                       "c: validation sequences per T (Appendix B.1)"),
+}
+PARTS = {"a": (), "b": (), "c": ()}  # this file's parts, each with the parts it needs (none)
+MAX_CONSTRUCTION_T = 512  # the memorising embedding is T d wide and its attention (T d)^2
+MAX_T = 256               # the longest sequence of part c
+
+# %% [markdown]
+# One size is checked before any work: part b's Lemma 9 networks grow like $T/\varepsilon$
+# (their dense parameter count is `lemma9_parameters`, explained in part b), and a run whose
+# largest network would not fit in memory is refused, naming the smallest $\varepsilon$ that
+# fits.
+
+# %%
+ASSEMBLED_D = bounds.CONSTRUCTION_D  # the assembled model of part b solves file 03's task: D = 3
+CONSTRUCTION_LIMIT = 5 * 10**7       # parameters of one Lemma 9 network (200 MB in float32)
+
+
+def lemma9_parameters(seq_len, levels):
+    """Dense parameter count of lemma9_network: (T -> T n) + (T n -> 2n) + (2n -> 1)."""
+    hidden = seq_len * levels
+    return (seq_len * hidden + hidden) + (hidden * 2 * levels + 2 * levels) + (2 * levels + 1)
+
+
+def largest_construction(seq_lens, epsilons, D=ASSEMBLED_D):
+    """Dense parameters of the largest Lemma 9 network assembled_errors builds (|S_i| =
+    ceil(T/4) as in file 03, n = ceil(D/eps)); config() checks it before any work."""
+    return max(lemma9_parameters(math.ceil(T / 4), math.ceil(D / epsilon))
+               for T in seq_lens for epsilon in epsilons)
+
+
+def smallest_epsilon(args, D=ASSEMBLED_D):
+    """The smallest eps whose network fits CONSTRUCTION_LIMIT at the largest --construction-T,
+    rounded up to two significant digits."""
+    levels = 1
+    while largest_construction(args.construction_T, [D / (levels + 1)], D) <= CONSTRUCTION_LIMIT:
+        levels += 1
+    epsilon = D / levels * (1 + 1e-9)
+    step = 10.0 ** (math.floor(math.log10(epsilon)) - 1)
+    return math.ceil(epsilon / step) * step
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="T up to 256, eps down to 0.01, 3 seeds")
+    if args.D > 4:
+        plumbing.refuse("--D", f"must be between 1 and d = 4, got {args.D}")
+    if max(args.epsilons) >= 1:
+        plumbing.refuse("--epsilons", f"each must be below 1, got {max(args.epsilons)}")
+    if max(args.construction_T) > MAX_CONSTRUCTION_T:
+        plumbing.refuse("--construction-T", f"at most {MAX_CONSTRUCTION_T} (the embedding is "
+                        f"T*d wide and the attention (T*d)^2), got {max(args.construction_T)}")
+    size = largest_construction(args.construction_T, args.epsilons)
+    if size > CONSTRUCTION_LIMIT:
+        plumbing.refuse("--epsilons", f"the Lemma 9 network for eps = "
+                        f"{min(args.epsilons):g} at T = {max(args.construction_T)} would have "
+                        f"{size:.2g} parameters, over this file's limit of "
+                        f"{CONSTRUCTION_LIMIT:.0e}", smallest=f"{smallest_epsilon(args):.2g}")
+    if max(args.T) > MAX_T:
+        plumbing.refuse("--T", f"at most {MAX_T}, got {max(args.T)}")
+    return args
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock; each part below records its numbers, shows its figures and prints ours
+# beside the paper's where it is explained, and the last cell writes
+# `runs/results/04_single_head_memorization.json` (`--out .` refreshes the committed files).
+# `--parts a,b` runs only the constructions, into files named after the parts. Imported by a
+# later file (`helpers.load_concept`), it runs nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("04_single_head_memorization", args, PARTS)
 
 
 # %% [markdown]
@@ -92,7 +201,7 @@ def memorise(x):
     return cls + update[:, 0], weights[:, 0, 0]                             # eq. 4's c_0 + W_O ...
 
 
-def run_memorisation(args, result):
+def run_memorisation(args):
     """Part a's numbers: how far T * (CLS output) is from the flattened sequence, and how far
     the attention is from uniform, at every --construction-T."""
     exactness = {}
@@ -110,6 +219,11 @@ def report_memorisation(result, args):
     print(f"a. T * (CLS output) equals (x(1), ..., x(T)) to within {worst:.1e} at T = "
           + ", ".join(result["memorisation_exactness"]))
 
+
+# %%
+if __name__ == "__main__" and "a" in args.parts:
+    memorisation = run.record(run_memorisation(args))
+    report_memorisation(memorisation, args)
 
 # %% [markdown]
 # ## b. Lemma 9: the maximum with a ReLU network, and the assembled model
@@ -135,9 +249,7 @@ def report_memorisation(result, args):
 LEMMA9_T = 64                       # numbers whose maximum the Lemma 9 check takes
 LEMMA9_LEVELS = (2, 5, 10, 20, 50)  # its levels n (error bound 1/n)
 LEMMA9_SEED = 0                     # seed of its random inputs in [0, 1] (fixed, not --seed)
-ASSEMBLED_D = bounds.CONSTRUCTION_D      # the assembled model solves file 03's task: D = 3 ...
-ASSEMBLED_DIM = bounds.CONSTRUCTION_DIM  # ... with tokens in [0, 1]^2
-CONSTRUCTION_LIMIT = 5 * 10**7  # parameters of one Lemma 9 network (200 MB in float32)
+ASSEMBLED_DIM = bounds.CONSTRUCTION_DIM  # the assembled model's tokens lie in [0, 1]^2
 
 
 def lemma9_network(seq_len, levels):
@@ -159,12 +271,6 @@ def lemma9_network(seq_len, levels):
         output.weight[0, :levels] = 1.0                                     # + ReLU(...)
         output.weight[0, levels:] = -1.0                                    # - ReLU(... - 1/n)
     return nn.Sequential(first, nn.ReLU(), second, nn.ReLU(), output).requires_grad_(False)
-
-
-def lemma9_parameters(seq_len, levels):
-    """Dense parameter count of lemma9_network: (T -> T n) + (T n -> 2n) + (2n -> 1)."""
-    hidden = seq_len * levels
-    return (seq_len * hidden + hidden) + (hidden * 2 * levels + 2 * levels) + (2 * levels + 1)
 
 
 def lemma9_nonzero_weights(seq_len, levels):
@@ -191,24 +297,6 @@ def assembled_model(x, centres, subsets, levels):
         maximum = lemma9_network(len(subset), levels)(1 - scores)           # F_2 on 1 - f_i
         z.append(1 - maximum.squeeze(-1))                                   # min = 1 - max(1 - f)
     return torch.stack(z, dim=1).sum(dim=1)                                 # F_3 = F_0 = sum
-
-
-def largest_construction(seq_lens, epsilons, D=ASSEMBLED_D):
-    """Dense parameters of the largest Lemma 9 network assembled_errors builds (|S_i| =
-    ceil(T/4) as in file 03, n = ceil(D/eps)); config() checks it before any work."""
-    return max(lemma9_parameters(math.ceil(T / 4), math.ceil(D / epsilon))
-               for T in seq_lens for epsilon in epsilons)
-
-
-def smallest_epsilon(args, D=ASSEMBLED_D):
-    """The smallest eps whose network fits CONSTRUCTION_LIMIT at the largest --construction-T,
-    rounded up to two significant digits."""
-    levels = 1
-    while largest_construction(args.construction_T, [D / (levels + 1)], D) <= CONSTRUCTION_LIMIT:
-        levels += 1
-    epsilon = D / levels * (1 + 1e-9)
-    step = 10.0 ** (math.floor(math.log10(epsilon)) - 1)
-    return math.ceil(epsilon / step) * step
 
 
 def assembled_errors(seq_lens, epsilons, D, dim, n, seed):
@@ -250,7 +338,7 @@ def beta_needed(subset_size, seq_len, epsilon, low=1e-3, high=1e9, halvings=200)
     return high
 
 
-def run_lemma9(args, result):
+def run_lemma9(args):
     """Part b's numbers: Lemma 9's error per level count, and the assembled model per (T, eps)."""
     return {"lemma9": lemma9_errors(args.construction_samples),
             "assembled": assembled_errors(args.construction_T, args.epsilons, D=ASSEMBLED_D,
@@ -310,6 +398,13 @@ def report_lemma9(result, args):
               f"{row['h_equals_D_attention_parameters']} attention weights, "
               f"beta {row['h_equals_D_beta']:.0f}")
 
+
+# %%
+if __name__ == "__main__" and "b" in args.parts:
+    lemma9 = run.record(run_lemma9(args))
+    run.figure(plot_lemma9(lemma9, args), "04_lemma9")
+    run.figure(plot_parameter_counts(lemma9, args), "04_parameter_counts")
+    report_lemma9(lemma9, args)
 
 # %% [markdown]
 # ## c. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
@@ -403,7 +498,7 @@ def trained_routes(args):
                  n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                  device=args.device)
             for route, h in routes.items() for T in args.T for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_route,
+    results = plumbing.run_sweep(runs, args.workers, train_route,
                                 label=lambda r: f"{r['route']:<9} T={r['T']:<3} "
                                                 f"seed={r['seed']}  NMSE {r['valid_nmse']:.2e}",
                                 cost=lambda r: r["T"] * r["steps"])  # time grows like T
@@ -411,7 +506,7 @@ def trained_routes(args):
             for route in routes}
 
 
-def run_routes(args, result):
+def run_routes(args):
     """Part c's numbers: the three routes, trained."""
     return {"trained": trained_routes(args)}
 
@@ -445,107 +540,18 @@ def report_routes(result, args):
             for T, v in by_length.items()))
 
 
+# %%
+if __name__ == "__main__" and "c" in args.parts:
+    routes = run.record(run_routes(args))
+    run.figure(plot_routes(routes, args), "04_trained_routes")
+    report_routes(routes, args)
+
+
 # %% [markdown]
-# ## Running it
+# ## The run's file
 #
-# `python 04_single_head_memorization.py` runs parts a–c in order (one `helpers.Part` each,
-# listed in `PARTS` below): it prints each part's lines, saves its figures and writes
-# `runs/results/04_single_head_memorization.json` (`--out .` refreshes the committed `results/`
-# and `figures/`). `--quick` and `--full` choose the sizes of `PRESETS`; a flag set by hand
-# overrides its preset value. `--parts a,b` reruns only the constructions (no training), into
-# files named after the parts, so a partial run never replaces the full result. Part c trains
-# with file 02's `RECIPE`.
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-PRESETS = {
-    "quick": dict(
-        construction_T=[8, 32],     # a, b: sequence lengths of the constructions
-        epsilons=[0.5, 0.1],        # b: target errors eps of the assembled model
-        construction_samples=50,    # a, b: random sequences per T (and Lemma 9 inputs)
-        T=[8],                      # c: sequence lengths of the trained routes
-        seeds=1,                    # c: seeds per (route, T)
-        steps=300,                  # c: training steps per run
-        n_train=2000,               # c: training sequences per T
-        n_valid=500,                # c: validation sequences per T
-    ),
-    "default": dict(
-        construction_T=[8, 16, 32, 64, 128],    # a, b: sequence lengths of the constructions
-        epsilons=[0.5, 0.2, 0.1, 0.05, 0.02],  # b: target errors eps of the assembled model
-        construction_samples=300,   # a, b: random sequences per T (and Lemma 9 inputs)
-        T=[4, 8, 16, 32, 64],       # c: sequence lengths of the trained routes
-        seeds=2,                    # c: seeds per (route, T)
-        steps=3000,                 # c: training steps per run
-        n_train=8000,               # c: training sequences per T (Appendix B.1)
-        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
-    ),
-    "full": dict(
-        construction_T=[8, 16, 32, 64, 128, 256],    # a, b: sequence lengths of the constructions
-        epsilons=[0.5, 0.2, 0.1, 0.05, 0.02, 0.01],  # b: target errors eps of the assembled model
-        construction_samples=1000,  # a, b: random sequences per T (and Lemma 9 inputs)
-        T=[4, 8, 16, 32, 64, 128],  # c: sequence lengths of the trained routes
-        seeds=3,                    # c: seeds per (route, T)
-        steps=10000,                # c: training steps per run
-        n_train=8000,               # c: training sequences per T (Appendix B.1)
-        n_valid=2000,               # c: validation sequences per T (Appendix B.1)
-    ),
-}
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 04_single_head_memorization.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    parser.add_argument("--construction-T", type=helpers.int_list,
-                        help="sequence lengths of the no-training model (part b), e.g. 8,32,128")
-    parser.add_argument("--epsilons", type=helpers.float_list,
-                        help="target errors eps of part b, each below 1, e.g. 0.5,0.1,0.02")
-    parser.add_argument("--construction-samples", type=helpers.positive_int,
-                        help="random sequences per T in parts a and b")
-    parser.add_argument("--T", type=helpers.int_list, help="sequence lengths of part c")
-    parser.add_argument("--D", type=helpers.positive_int, default=4,
-                        help="intrinsic dimension of the trained task, 1..4 (default: 4)")
-    task.add_directions_flag(parser)
-    parser.add_argument("--memorise-width", type=helpers.positive_int, default=64,
-                        help="hidden width of the memorising route's read-out (default: 64)")
-    helpers.add_training_flags(parser)
-    helpers.add_parts_flag(parser, PARTS)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
-    if args.D > 4:
-        helpers.refuse(parser, "--D", f"must be between 1 and d = 4, got {args.D}")
-    if max(args.epsilons) >= 1:
-        helpers.refuse(parser, "--epsilons", f"each must be below 1, got {max(args.epsilons)}")
-    if max(args.construction_T) > 512:
-        helpers.refuse(parser, "--construction-T", f"at most 512 (the embedding is T*d wide "
-                       f"and the attention (T*d)^2), got {max(args.construction_T)}")
-    size = largest_construction(args.construction_T, args.epsilons)
-    if size > CONSTRUCTION_LIMIT:
-        helpers.refuse(parser, "--epsilons", f"the Lemma 9 network for eps = "
-                       f"{min(args.epsilons):g} at T = {max(args.construction_T)} would have "
-                       f"{size:.2g} parameters, over this file's limit of "
-                       f"{CONSTRUCTION_LIMIT:.0e}", smallest=f"{smallest_epsilon(args):.2g}")
-    if max(args.T) > 256:
-        helpers.refuse(parser, "--T", f"at most 256, got {max(args.T)}")
-    return args
-
-
-PARTS = {  # the experiments of this file, in order (helpers.Part: run, report, figures)
-    "a": helpers.Part(run_memorisation, report_memorisation, {}),
-    "b": helpers.Part(run_lemma9, report_lemma9, {"04_lemma9": plot_lemma9,
-                                                  "04_parameter_counts": plot_parameter_counts}),
-    "c": helpers.Part(run_routes, report_routes, {"04_trained_routes": plot_routes}),
-}
-
-
-def main(args):
-    """Compute the parts of args.parts (default: a-c); returns every number (JSON-ready)."""
-    return helpers.run_parts(PARTS, args)
-
-
 if __name__ == "__main__":
-    helpers.run_script("04_single_head_memorization", main, PARTS, config())
+    run.finish()

@@ -39,6 +39,7 @@ Output (under runs/, which git ignores; `--out .` refreshes the committed files)
 """
 import copy
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -48,6 +49,110 @@ from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, float_list, int_list, positive_float, positive_int
+
+# %% [markdown]
+# ## Settings
+#
+# Every setting of this file in one table: a row's default, `--quick` (seconds, for the tests)
+# and `--full` (the reference run, sized for 2 CPU cores: L up to 256 and 1024, d up to 16, a
+# second cap B = 3 whose $2e^{2B} = 807$ exceeds every L) values side by side (`...`: as the
+# default), its type and what it sets; each row is a flag (`head_dims` is `--head-dims`), and a
+# flag set by hand wins over its preset.
+
+# %%
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "L": Setting([16, 32, 64, 128], [16, 32], [16, 32, 64, 128, 256], int_list,
+                 "b: sequence lengths"),
+    "head_dims": Setting([1, 4, 8], [1, 4], [1, 2, 4, 8, 16], int_list,
+                         "b: head dimensions d, increasing, with --match-rank among them"),
+    "caps": Setting([2.0], ..., [2.0, 3.0], float_list,
+                    "b: logit bounds B of the capped heads, e.g. 2 or 2,3"),
+    "match_rank": Setting(8, 4, 8, positive_int,
+                          "b: key dimension r of the content match, below --dim"),
+    "n_match": Setting(2, ..., ..., positive_int, "b: matches per sequence"),
+    "sharpness": Setting(3.0, ..., ..., positive_float,
+                         "b: the target's logit scale is sharpness * log L"),
+    "dim": Setting(16, ..., ..., positive_int, "token dimension p"),
+    "confound_L": Setting([16, 64, 256], [16, 64], [16, 64, 256, 1024], int_list,
+                          "c: sequence lengths"),
+    "confound_head_dims": Setting([1, 16], [1, 4], [1, 4, 16], int_list,
+                                  "c: trained head dimensions, increasing"),
+    "rank": Setting(16, ..., ..., positive_int, "c: rank of the coupling M, at most --dim"),
+    "alpha": Setting(1.0, ..., ..., positive_float, "c: spectrum decay sigma_k ~ k^-alpha (the "
+                     "flat control alpha = 0 is always computed)"),
+    "logit_scale": Setting(2.0, ..., ..., positive_float, "c: ||M||_F"),
+    "cap": Setting(2.0, ..., ..., positive_float, "c: logit bound B of target and model"),
+    "batch_size": Setting(128, ..., ..., positive_int, "b, c: sequences per training step"),
+    "lr": Setting(1e-2, ..., ..., positive_float, "b, c: AdamW's peak learning rate"),
+    "lemma_L": Setting([2, 4, 16, 64, 256, 1024, 4096], [4, 64, 1024],
+                       [2, 4, 16, 64, 256, 1024, 4096, 16384], int_list,
+                       "a: sequence lengths of the lemma demo"),
+    "seeds": Setting(5, 2, 5, positive_int, "b, c: seeds per configuration, paired across d"),
+    "steps": Setting(1500, 200, 2500, positive_int, "b, c: training steps per run"),
+    "n_train": Setting(4000, 1000, 8000, positive_int, "b, c: training sequences per L"),
+    "n_valid": Setting(1000, 300, 2000, positive_int,
+                       "b, c: validation sequences per L (and the oracle's)"),
+}
+PARTS = {"a": (), "b": (), "c": (), "d": ("b",)}  # the parts, each with the parts it needs
+MAX_L = 4096         # the longest sequence of parts b and c
+MAX_LEMMA_L = 65536  # the longest of part a (no training)
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="L up to 256 (c: 1024), d up to 16, B = 2 and 3: 34 minutes")
+    dim, r, n_match = args.dim, args.match_rank, args.n_match
+    one_token = ("a softmax over one token has nothing to choose (and the logits' spread is "
+                 "undefined)")
+    longest = f"at most {MAX_L} (--lemma-L: at most {MAX_LEMMA_L})"
+    checks = [  # (refused when, flag, reason, smallest accepted value): the first that applies
+        (dim < 2, "--dim", "a key and a value coordinate need a token dimension of at least 2", 2),
+        (r >= dim, "--match-rank", f"below --dim = {dim} (the other coordinates carry the "
+         f"value), got {r}", f"--dim {r + 1}"),
+        (args.rank > dim, "--rank", f"at most --dim = {dim}, got {args.rank}",
+         f"--dim {args.rank}")]
+    for flag, dims in (("--head-dims", args.head_dims),
+                       ("--confound-head-dims", args.confound_head_dims)):
+        checks += [(sorted(set(dims)) != dims or len(dims) < 2, flag,
+                    "give at least two, increasing, e.g. 1,4", "1,2"),
+                   (max(dims) > dim, flag, f"each at most --dim = {dim}, got {max(dims)}",
+                    f"--dim {max(dims)}")]
+    checks += [
+        (r not in args.head_dims[1:], "--head-dims", f"the gain E(d_min) - E(r) needs r = "
+         f"--match-rank = {r} among the head dimensions after the first",
+         f"1,{r}" if r > 1 else "--match-rank 2"),
+        (min(args.L) < n_match + 2, "--L", f"a sequence needs the query, {n_match} matches "
+         f"(--n-match) and at least one other token", n_match + 2),
+        (min(args.confound_L) < 2, "--confound-L", one_token, 2),
+        (min(args.lemma_L) < 2, "--lemma-L", one_token, 2),
+        (max(args.lemma_L) > MAX_LEMMA_L, "--lemma-L", longest, None),
+        (max(args.L) > MAX_L, "--L", longest, None),
+        (max(args.confound_L) > MAX_L, "--confound-L", longest, None),
+        (args.seeds < 2, "--seeds", "a confidence interval over seeds needs at least two", 2)]
+    for refused, flag, reason, smallest in checks:
+        if refused:
+            plumbing.refuse(flag, reason, smallest)
+    return args
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock; each part below records its numbers, shows its figure and prints ours
+# beside the paper's where it is explained, and the last cell writes
+# `runs/results/05_saturation.json` (`--out .` refreshes the committed files). `--parts a,c`
+# runs only those parts (d brings b along), into files named after them
+# (`05_saturation_parts_a_c.json`). Imported by a later file (`helpers.load_concept`), it runs
+# nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("05_saturation", args, PARTS)
 
 # %% [markdown]
 # ## a. The bounded-logit lemma
@@ -100,7 +205,7 @@ def entropy_bound(B, seq_len):
     return max(0.0, 1 - 2 * B / math.log(seq_len)) if seq_len > 1 else 1.0
 
 
-def run_lemma(args, result):
+def run_lemma(args):
     """Part a's numbers: {"lemma": one row per (B, L)}."""
     return {"lemma": [lemma_extremes(B, L, LEMMA_DRAWS, args.seed)
                       for B in LEMMA_BOUNDS for L in args.lemma_L]}
@@ -135,6 +240,12 @@ def report_lemma(result, args):
                    for row in result["lemma"])
     print(f"a. e^-2B/L <= p_i <= e^2B/L and H(p)/log L >= 1 - 2B/log L in every case: {lemma_ok}")
 
+
+# %%
+if __name__ == "__main__" and "a" in args.parts:
+    lemma = run.record(run_lemma(args))
+    run.figure(plot_lemma(lemma, args), "05_bounded_logits")
+    report_lemma(lemma, args)
 
 # %% [markdown]
 # ## The target family, the model and its training (parts b, c and d)
@@ -213,7 +324,7 @@ def sweep(args, train, runs):
                   n_train=args.n_train, n_valid=args.n_valid, device=args.device)
     label = lambda r: (f"{r['task']:<8} L={r['L']:<4} d={r['head_dim']:<2} cap={r['cap']} "
                        f"seed={r['seed']}  NMSE {r['valid_nmse']:.3f}")
-    return helpers.run_sweep([{**shared, **run} for run in runs], args.workers, train, label,
+    return plumbing.run_sweep([{**shared, **run} for run in runs], args.workers, train, label,
                              cost=lambda run: run["L"] * run["steps"])
 
 
@@ -317,7 +428,7 @@ def train_match_head(run):
     return {**result, **probe_head(model, valid, run["truncate"])}
 
 
-def run_model_side(args, result):
+def run_model_side(args):
     """Part b's numbers, {"model_side": ...}: per kind (free, capped B) the errors, gains and
     gain changes, the capped-minus-free change, the oracle, and part d's trained heads."""
     small, rank = args.head_dims[0], args.match_rank
@@ -412,6 +523,110 @@ def report_model_side(result, args):
 
 
 # %% [markdown]
+# ## d. Low rank after training, measured on part b's heads
+#
+# The logits use $W_Q^\top W_K$ ($p \times p$, rank $\le d$). Truncating its SVD to rank $r$,
+# $W_Q^\top W_K \approx U_r \Sigma_r V_r^\top$, gives $W_Q' = \Sigma_r^{1/2} U_r^\top$ and
+# $W_K' = \Sigma_r^{1/2} V_r^\top$, padded back to $d$ rows with zeros so that the $1/\sqrt d$
+# scale (and so the logits) stay as they were. Corollary 5.1, as the reviewers describe it, says
+# such a low-rank version of a construction exists. `helpers.truncate_qk` makes the cut (file 06
+# applies it to every head of a deeper model).
+#
+# Part d trains nothing: it measures b's heads as they finish training, so `--parts d` runs b too;
+# its numbers sit in b's `model_side` (`logit_spread`; `truncation_free`: the free heads of the
+# largest $d$ cut to every rank below $d$).
+
+# %%
+LOGIT_SPREAD_SEQUENCES = 500  # validation sequences whose logits are measured, per run
+
+
+@torch.no_grad()
+def truncation_curve(model, data, ranks):
+    """Validation NMSE of the model with its QK coupling truncated to each rank."""
+    curve = []
+    for rank in ranks:
+        truncated = copy.deepcopy(model)
+        W_Q, W_K = helpers.truncate_qk(model.W_Q, model.W_K, rank)
+        truncated.W_Q.zero_(), truncated.W_K.zero_()
+        truncated.W_Q[:rank].copy_(W_Q), truncated.W_K[:rank].copy_(W_K)
+        curve.append({"rank": rank, "valid_nmse": helpers.evaluate_nmse(truncated, data)})
+    return curve
+
+
+@torch.no_grad()
+def probe_head(model, valid, truncate):
+    """A trained head's logit spread (std over tokens, mean over sequences; largest |logit|)
+    and, when `truncate`, its truncation curve at every rank below its d."""
+    logits = model.logits(valid[0][:LOGIT_SPREAD_SEQUENCES])
+    truncation = truncation_curve(model, valid, range(1, model.W_Q.shape[0])) if truncate else []
+    return {"logit_std": float(logits.std(dim=1).mean()),
+            "logit_max_abs": float(logits.abs().max()), "truncation": truncation}
+
+
+def logit_spread(results, args, cap):
+    """Per L, the d = r heads' logit std and largest |logit| per seed (part b's runs)."""
+    return {str(L): {key: helpers.by_seed(results, key, cap=cap, L=L, head_dim=args.match_rank)
+                     for key in ("logit_std", "logit_max_abs")} for L in args.L}
+
+
+def truncation_free(results, args):
+    """Per L and kept rank, the free d_max heads' NMSE increase per seed (part b's runs)."""
+    truncation = {}
+    for L in args.L:
+        free_heads = dict(cap=None, L=L, head_dim=args.head_dims[-1])
+        curves = helpers.by_seed(results, "truncation", **free_heads)
+        full = helpers.by_seed(results, "valid_nmse", **free_heads)
+        truncation[str(L)] = {str(c["rank"]): [curve[c["rank"] - 1]["valid_nmse"] - nmse
+                                               for curve, nmse in zip(curves, full)]
+                              for c in curves[0]}
+    return truncation
+
+
+def plot_logit_spread(result, args):
+    """Part d: max |logit| of the trained d = r heads per L, each seed a dot, free and capped."""
+    figure, axis = plt.subplots(figsize=(5.5, 3.6))
+    for name, by_length in by_kind(result["model_side"]["logit_spread"], "free").items():
+        lengths = [int(L) for L in by_length]
+        values = [entry["logit_max_abs"] for entry in by_length.values()]
+        line, = axis.semilogx(lengths, [sum(v) / len(v) for v in values], "o-", label=name)
+        for L, seeds in zip(lengths, values):
+            axis.semilogx([L] * len(seeds), seeds, ".", color=line.get_color(), alpha=0.5)
+    helpers.label_log_axis(axis, lengths)
+    axis.set_xlabel("sequence length L"), axis.set_ylabel("max |logit| of the trained head")
+    axis.set_title("Do trained logits stay bounded as L grows?"), axis.legend(fontsize=7)
+    return figure
+
+
+def plot_truncation(result, args):
+    """Part d: NMSE increase of the free d_max head truncated to rank r (mean over seeds)."""
+    figure, axis = plt.subplots(figsize=(5.5, 3.6))
+    for L, by_rank in result["model_side"]["truncation_free"].items():
+        ranks = [int(r) for r in by_rank]
+        axis.plot(ranks, [sum(v) / len(v) for v in by_rank.values()], "o-", label=f"L = {L}")
+    axis.set_xlabel("kept rank r"), axis.set_ylabel("NMSE(r) - NMSE(full), mean over seeds")
+    axis.set_title("SVD truncation of trained free heads"), axis.legend(fontsize=7)
+    return figure
+
+
+def report_trained_heads(result, args):
+    """Part d's lines: largest |logit| per kind against L; truncation costs per L (means)."""
+    side = result["model_side"]
+    mean = statistics.fmean                                 # over seeds
+    print(f"d. largest |logit| of the trained d = {side['rank']} heads, L = {args.L}: " + "; ".join(
+        f"{name} " + " -> ".join(f"{mean(e['logit_max_abs']):.2f}" for e in by_length.values())
+        for name, by_length in by_kind(side["logit_spread"], "free", "capped B={}").items()))
+    print(f"   free d = {args.head_dims[-1]} heads cut to rank r = 1, 2, ...: NMSE + " + "; ".join(
+        f"L = {L}: " + ", ".join(f"{mean(v):.3f}" for v in by_rank.values())
+        for L, by_rank in side["truncation_free"].items()))
+
+
+# %%
+if __name__ == "__main__" and "b" in args.parts:
+    model_side = run.record(run_model_side(args))
+    run.figure(plot_saturation(model_side, args), "05_saturation")
+    report_model_side(model_side, args)
+
+# %% [markdown]
 # **What the default run shows** (`python 05_saturation.py`, 4 min 3 s on 2 CPU cores; 5 seeds,
 # 1,500 steps; README §05 keeps these numbers beside the command). With free logits the gain
 # $E(1) - E(8)$ *grows* with $L$ (0.75 → 0.97 from $L$ = 16 to 128; paired change +0.22, 95 %
@@ -421,10 +636,17 @@ def report_model_side(result, args):
 # 0.35 → 0.88), as the lemma says. So saturation appears here exactly when the model's logits
 # are bounded; the trained errors sit within 0.044 of the training-free oracle at every point.
 
+# %%
+if __name__ == "__main__" and "d" in args.parts:  # part b's heads, measured as they finished
+    run.figure(plot_logit_spread(model_side, args), "05_logit_spread")
+    run.figure(plot_truncation(model_side, args), "05_truncation")
+    report_trained_heads(model_side, args)
+
+
 # %% [markdown]
 # ## c. The confound: a target that concentrates on the query as $L$ grows
 #
-# The earlier version of this file used Gaussian tokens $x_s \sim \mathcal N(0, I_p)$, a
+# A first target one might try uses Gaussian tokens $x_s \sim \mathcal N(0, I_p)$, a
 # coupling $M = U\mathrm{diag}(\sigma)V^\top$ with $\sigma_k \propto k^{-\alpha}$ ($\alpha = 1$,
 # full rank $p = 16$, $\|M\|_F = 2$), $w = \mathbf 1/\sqrt p$, and logits capped at $B = 2$ in
 # the target and the model. Its NMSE gain $E(1) - E(16)$ shrinks with $L$ — but for a reason
@@ -485,7 +707,7 @@ def train_spectrum_head(run):
     return train_head(run, x, softmax_target(x, M, value, run["cap"]))[2]
 
 
-def run_confound(args, result):
+def run_confound(args):
     """Part c's numbers, {"confound": ...}: variance split, oracle curves (alpha, alpha free,
     alpha = 0) and the trained heads' NMSE on the part-c target."""
     results = sweep(args, train_spectrum_head, [
@@ -566,6 +788,12 @@ def report_confound(result, args):
           f"gain here is the target getting easier")
 
 
+# %%
+if __name__ == "__main__" and "c" in args.parts:
+    confound = run.record(run_confound(args))
+    run.figure(plot_confound(confound, args), "05_confound")
+    report_confound(confound, args)
+
 # %% [markdown]
 # **What the default run shows.** On the decaying-spectrum target the trained gain
 # $E(1) - E(16)$ shrinks too (0.30 → 0.11 from $L$ = 16 to 256) — but the query alone explains
@@ -574,227 +802,10 @@ def report_confound(result, args):
 # rank-1 head gets better by learning the query-only part, which no rank-$r$ SVD cut keeps.
 
 # %% [markdown]
-# ## d. Low rank after training
+# ## The run's file
 #
-# The logits use $W_Q^\top W_K$ ($p \times p$, rank $\le d$). Truncating its SVD to rank $r$,
-# $W_Q^\top W_K \approx U_r \Sigma_r V_r^\top$, gives $W_Q' = \Sigma_r^{1/2} U_r^\top$ and
-# $W_K' = \Sigma_r^{1/2} V_r^\top$, padded back to $d$ rows with zeros so that the $1/\sqrt d$
-# scale (and so the logits) stay as they were. Corollary 5.1, as the reviewers describe it, says
-# such a low-rank version of a construction exists; file 06 applies `truncate_qk` to every head
-# of a deeper model.
-#
-# Part d trains nothing: it measures b's heads as they finish training, so `--parts d` runs b too;
-# its numbers sit in b's `model_side` (`logit_spread`; `truncation_free`: the free heads of the
-# largest $d$ cut to every rank below $d$).
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-LOGIT_SPREAD_SEQUENCES = 500  # validation sequences whose logits are measured, per run
-
-
-def truncate_qk(W_Q, W_K, rank):
-    """(W_Q', W_K') of head dimension `rank` with W_Q'^T W_K' = best rank-r approx. of W_Q^T W_K."""
-    U, S, Vh = torch.linalg.svd(W_Q.T @ W_K)                                # [p, p] coupling
-    root = S[:rank].sqrt()
-    return root[:, None] * U[:, :rank].T, root[:, None] * Vh[:rank]         # [r, p], [r, p]
-
-
-@torch.no_grad()
-def truncation_curve(model, data, ranks):
-    """Validation NMSE of the model with its QK coupling truncated to each rank."""
-    curve = []
-    for rank in ranks:
-        truncated = copy.deepcopy(model)
-        W_Q, W_K = truncate_qk(model.W_Q, model.W_K, rank)
-        truncated.W_Q.zero_(), truncated.W_K.zero_()
-        truncated.W_Q[:rank].copy_(W_Q), truncated.W_K[:rank].copy_(W_K)
-        curve.append({"rank": rank, "valid_nmse": helpers.evaluate_nmse(truncated, data)})
-    return curve
-
-
-@torch.no_grad()
-def probe_head(model, valid, truncate):
-    """A trained head's logit spread (std over tokens, mean over sequences; largest |logit|)
-    and, when `truncate`, its truncation curve at every rank below its d."""
-    logits = model.logits(valid[0][:LOGIT_SPREAD_SEQUENCES])
-    truncation = truncation_curve(model, valid, range(1, model.W_Q.shape[0])) if truncate else []
-    return {"logit_std": float(logits.std(dim=1).mean()),
-            "logit_max_abs": float(logits.abs().max()), "truncation": truncation}
-
-
-def logit_spread(results, args, cap):
-    """Per L, the d = r heads' logit std and largest |logit| per seed (part b's runs)."""
-    return {str(L): {key: helpers.by_seed(results, key, cap=cap, L=L, head_dim=args.match_rank)
-                     for key in ("logit_std", "logit_max_abs")} for L in args.L}
-
-
-def truncation_free(results, args):
-    """Per L and kept rank, the free d_max heads' NMSE increase per seed (part b's runs)."""
-    truncation = {}
-    for L in args.L:
-        free_heads = dict(cap=None, L=L, head_dim=args.head_dims[-1])
-        curves = helpers.by_seed(results, "truncation", **free_heads)
-        full = helpers.by_seed(results, "valid_nmse", **free_heads)
-        truncation[str(L)] = {str(c["rank"]): [curve[c["rank"] - 1]["valid_nmse"] - nmse
-                                               for curve, nmse in zip(curves, full)]
-                              for c in curves[0]}
-    return truncation
-
-
-def plot_logit_spread(result, args):
-    """Part d: max |logit| of the trained d = r heads per L, each seed a dot, free and capped."""
-    figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    for name, by_length in by_kind(result["model_side"]["logit_spread"], "free").items():
-        lengths = [int(L) for L in by_length]
-        values = [entry["logit_max_abs"] for entry in by_length.values()]
-        line, = axis.semilogx(lengths, [sum(v) / len(v) for v in values], "o-", label=name)
-        for L, seeds in zip(lengths, values):
-            axis.semilogx([L] * len(seeds), seeds, ".", color=line.get_color(), alpha=0.5)
-    helpers.label_log_axis(axis, lengths)
-    axis.set_xlabel("sequence length L"), axis.set_ylabel("max |logit| of the trained head")
-    axis.set_title("Do trained logits stay bounded as L grows?"), axis.legend(fontsize=7)
-    return figure
-
-
-def plot_truncation(result, args):
-    """Part d: NMSE increase of the free d_max head truncated to rank r (mean over seeds)."""
-    figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    for L, by_rank in result["model_side"]["truncation_free"].items():
-        ranks = [int(r) for r in by_rank]
-        axis.plot(ranks, [sum(v) / len(v) for v in by_rank.values()], "o-", label=f"L = {L}")
-    axis.set_xlabel("kept rank r"), axis.set_ylabel("NMSE(r) - NMSE(full), mean over seeds")
-    axis.set_title("SVD truncation of trained free heads"), axis.legend(fontsize=7)
-    return figure
-
-
-def report_trained_heads(result, args):
-    """Part d's lines: largest |logit| per kind against L; truncation costs per L (means)."""
-    side, mean = result["model_side"], lambda values: sum(values) / len(values)
-    print(f"d. largest |logit| of the trained d = {side['rank']} heads, L = {args.L}: " + "; ".join(
-        f"{name} " + " -> ".join(f"{mean(e['logit_max_abs']):.2f}" for e in by_length.values())
-        for name, by_length in by_kind(side["logit_spread"], "free", "capped B={}").items()))
-    print(f"   free d = {args.head_dims[-1]} heads cut to rank r = 1, 2, ...: NMSE + " + "; ".join(
-        f"L = {L}: " + ", ".join(f"{mean(v):.3f}" for v in by_rank.values())
-        for L, by_rank in side["truncation_free"].items()))
-
-
-# %% [markdown]
-# ## Running it
-#
-# Presets set the sizes (`--quick`: seconds, for the tests; the default: the numbers above and in
-# the README; `--full`); a flag overrides its preset; `--parts a,c` reruns only those parts. Files
-# go under `--out` (default `runs/`, ignored by git), named after what differs from a default run
-# (`05_saturation_parts_a.json`); `config` refuses a run that cannot finish, in one line.
-
-# %%
-PRESETS = {
-    "default": dict(
-        lemma_L=[2, 4, 16, 64, 256, 1024, 4096],  # part a: sequence lengths of the lemma demo
-        L=[16, 32, 64, 128],            # part b: sequence lengths
-        head_dims=[1, 4, 8],            # part b: head dimensions d, including match_rank
-        match_rank=8,                   # part b: key dimension r of the content match
-        caps=[2.0],                     # part b: logit bounds B of the capped heads
-        confound_L=[16, 64, 256],       # part c: sequence lengths
-        confound_head_dims=[1, 16],     # part c: trained head dimensions
-        seeds=5,                        # b, c: seeds per configuration (paired across d)
-        steps=1500,                     # b, c: training steps per run
-        n_train=4000,                   # b, c: training sequences per L
-        n_valid=1000,                   # b, c: validation sequences per L (and the oracle's)
-    ),
-    # the same keys: seconds, for the tests; and the reference run, sized for 2 CPU cores
-    # (L up to 256 and 1024, d up to 16, a second cap B = 3 whose 2e^{2B} = 807 exceeds every L)
-    "quick": dict(lemma_L=[4, 64, 1024], L=[16, 32], head_dims=[1, 4], match_rank=4,
-                  caps=[2.0], confound_L=[16, 64], confound_head_dims=[1, 4], seeds=2,
-                  steps=200, n_train=1000, n_valid=300),
-    "full": dict(lemma_L=[2, 4, 16, 64, 256, 1024, 4096, 16384], L=[16, 32, 64, 128, 256],
-                 head_dims=[1, 2, 4, 8, 16], match_rank=8, caps=[2.0, 3.0],
-                 confound_L=[16, 64, 256, 1024], confound_head_dims=[1, 4, 16], seeds=5,
-                 steps=2500, n_train=8000, n_valid=2000),
-}
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 05_saturation.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    add, ints, floats = parser.add_argument, helpers.int_list, helpers.float_list
-    integer, number = helpers.positive_int, helpers.positive_float
-    add("--L", type=ints, help="part b: sequence lengths, e.g. 16,32,64,128")
-    add("--head-dims", type=ints, help="part b: head dimensions d, increasing, with --match-rank")
-    add("--caps", type=floats, help="part b: logit bounds B of the capped heads, e.g. 2 or 2,3")
-    add("--match-rank", type=integer, help="part b: key dimension r of the match, below --dim")
-    add("--n-match", type=integer, default=2, help="part b: matches per sequence (default: 2)")
-    add("--sharpness", type=number, default=3.0,
-        help="part b: the target's logit scale is sharpness * log L (default: 3)")
-    add("--dim", type=integer, default=16, help="token dimension p (default: 16)")
-    add("--confound-L", type=ints, help="part c: sequence lengths, e.g. 16,64,256")
-    add("--confound-head-dims", type=ints, help="part c: head dimensions, increasing, e.g. 1,16")
-    add("--rank", type=integer, default=16,
-        help="part c: rank of the coupling M, at most --dim (default: 16)")
-    add("--alpha", type=number, default=1.0, help="part c: spectrum decay sigma_k ~ k^-alpha "
-        "(default: 1; the flat control alpha = 0 is always computed)")
-    add("--logit-scale", type=number, default=2.0, help="part c: ||M||_F (default: 2)")
-    add("--cap", type=number, default=2.0,
-        help="part c: logit bound B of target and model (default: 2)")
-    add("--batch-size", type=integer, default=128, help="mini-batch size (default: 128)")
-    add("--lr", type=number, default=1e-2, help="peak learning rate (default: 1e-2)")
-    add("--lemma-L", type=ints, help="sequence lengths of the lemma demo (part a)")
-    helpers.add_training_flags(parser)
-    helpers.add_parts_flag(parser, PARTS)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
-    dim, r, n_match = args.dim, args.match_rank, args.n_match
-    one_token = ("a softmax over one token has nothing to choose (and the logits' spread is "
-                 "undefined)")
-    longest = "at most 4096 (--lemma-L: at most 65536)"
-    checks = [  # (refused when, flag, reason, smallest accepted value): the first that applies
-        (dim < 2, "--dim", "a key and a value coordinate need a token dimension of at least 2", 2),
-        (r >= dim, "--match-rank", f"below --dim = {dim} (the other coordinates carry the "
-         f"value), got {r}", f"--dim {r + 1}"),
-        (args.rank > dim, "--rank", f"at most --dim = {dim}, got {args.rank}",
-         f"--dim {args.rank}")]
-    for flag, dims in (("--head-dims", args.head_dims),
-                       ("--confound-head-dims", args.confound_head_dims)):
-        checks += [(sorted(set(dims)) != dims or len(dims) < 2, flag,
-                    "give at least two, increasing, e.g. 1,4", "1,2"),
-                   (max(dims) > dim, flag, f"each at most --dim = {dim}, got {max(dims)}",
-                    f"--dim {max(dims)}")]
-    checks += [
-        (r not in args.head_dims[1:], "--head-dims", f"the gain E(d_min) - E(r) needs r = "
-         f"--match-rank = {r} among the head dimensions after the first",
-         f"1,{r}" if r > 1 else "--match-rank 2"),
-        (min(args.L) < n_match + 2, "--L", f"a sequence needs the query, {n_match} matches "
-         f"(--n-match) and at least one other token", n_match + 2),
-        (min(args.confound_L) < 2, "--confound-L", one_token, 2),
-        (min(args.lemma_L) < 2, "--lemma-L", one_token, 2),
-        (max(args.lemma_L) > 65536, "--lemma-L", longest, None),
-        (max(args.L) > 4096, "--L", longest, None),
-        (max(args.confound_L) > 4096, "--confound-L", longest, None),
-        (args.seeds < 2, "--seeds", "a confidence interval over seeds needs at least two", 2)]
-    for refused, flag, reason, smallest in checks:
-        if refused:
-            helpers.refuse(parser, flag, reason, smallest)
-    return args
-
-
-PARTS = {  # the experiments of this file, in the order they run and print (--parts)
-    "a": helpers.Part(run_lemma, report_lemma, {"05_bounded_logits": plot_lemma}),
-    "b": helpers.Part(run_model_side, report_model_side, {"05_saturation": plot_saturation}),
-    "c": helpers.Part(run_confound, report_confound, {"05_confound": plot_confound}),
-    "d": helpers.Part(lambda args, result: {}, report_trained_heads,  # trains nothing: reads b
-                      {"05_logit_spread": plot_logit_spread, "05_truncation": plot_truncation},
-                      needs=("b",)),
-}
-
-
-def main(args):
-    """Run the parts in args.parts (default: a-d) and return every number (JSON-ready)."""
-    return helpers.run_parts(PARTS, args)
-
-
 if __name__ == "__main__":
-    helpers.run_script("05_saturation", main, PARTS, config())
+    run.finish()

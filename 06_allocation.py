@@ -16,7 +16,7 @@ What it shows
     b. Equal-budget two-layer allocations on two tasks that match in layer 1 or in layer 2.
     c. Character models on the Python language reference, beside a 3-character control.
     d. Which layers tolerate a lower-rank score (SVD truncation of each head).
-    e. allocate(budget, n_layers, D, seq_len), and what this run says about each of its rules.
+    e. allocate(budget, n_layers, D), and what this run says about each of its rules.
 
 Run it
     python 06_allocation.py                   # default: 7 min 52 s on a 2-core CPU
@@ -40,13 +40,100 @@ from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, int_list, positive_int
 
-saturation = helpers.load_concept("05_saturation")
+# %% [markdown]
+# ## Settings
+#
+# Every size of this file in one table: a row's default, `--quick` (seconds, for the tests)
+# and `--full` values side by side (`...`: as the default), its type and what it sets (the
+# letter says which part); each row is a flag (`fixed_heads` is `--fixed-heads`), and a flag set
+# by hand wins over its preset.
+
+# %%
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "fixed_heads": Setting([1, 2, 4, 8, 16], [1, 2, 8], [1, 2, 4, 8, 16, 32], int_list,
+                           "a: head counts H; each divides --queries * --key-dim and is a "
+                           "divisor or a multiple of --queries"),
+    "queries": Setting(4, 2, 4, positive_int, "a: queries M carried by the last token"),
+    "key_dim": Setting(8, 4, 8, positive_int,
+                       "a, b: key dimension p (even, at least 4); part b's rich head dimension"),
+    "memory": Setting(16, 8, 16, positive_int, "a: memory tokens L (at least --queries)"),
+    "fixed_seeds": Setting(2, 1, 3, positive_int, "a: seeds per H"),
+    "fixed_steps": Setting(1500, 100, 3000, positive_int, "a: training steps per run"),
+    "width": Setting(48, 16, 48, positive_int, "a: model width E"),
+    "T": Setting(12, 8, 12, positive_int, "b: sequence length"),
+    "compare_width": Setting(32, 16, 32, positive_int, "b: model width E"),
+    "lm_steps": Setting(1000, 40, 3000, positive_int, "c: training steps per character model"),
+    "text_T": Setting(64, 16, 64, positive_int, "c: context length of the character models"),
+    "text_seeds": Setting(3, 2, 5, positive_int, "c: paired seeds per allocation (at least 2)"),
+    "text_batch": Setting(16, ..., ..., positive_int, "c: windows per training step"),
+    "text_width": Setting(48, 16, 48, positive_int, "c: model width E"),
+    "text_chars": Setting(400000, 60000, 2000000, positive_int,
+                          "c: characters of text used at most"),
+    "text": Setting(None, ..., ..., Path, "c: a text file (default: the Python language "
+                    "reference, pydoc_data.topics)"),
+    "seeds": Setting(5, 2, 5, positive_int, "b: paired seeds"),
+    "steps": Setting(1000, 100, 2000, positive_int, "b: training steps per run"),
+    "n_train": Setting(20000, 1000, 40000, positive_int, "a, b: training sequences"),
+    "n_valid": Setting(2000, 300, 4000, positive_int, "a, b: validation sequences"),
+}
+PARTS = {"a": (), "b": (), "c": (), "d": ("c",), "e": ()}  # each with the parts it needs
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="H = 32, more seeds and steps: 23 minutes")
+    budget = args.queries * args.key_dim
+    fitting = [h for h in range(1, budget + 1)
+               if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
+    misfits = [h for h in args.fixed_heads if h not in fitting]
+    checks = [  # (flag, accepted, why not, the smallest value accepted or None)
+        ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0, "an even number of at least "
+         f"4 (the uniform allocation uses (key_dim + 2) / 2), got {args.key_dim}", 4),
+        ("--fixed-heads", not misfits, f"{misfits} do not fit the budget {budget} = --queries * "
+         f"--key-dim (each H divides it and is a divisor or a multiple of --queries "
+         f"{args.queries})", ",".join(map(str, fitting[:3]))),
+        ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "give at least three different head "
+         "counts to show both sides of the trade-off", ",".join(map(str, fitting[:3]))),
+        ("--memory", args.memory >= args.queries, f"the last token asks for {args.queries} "
+         "distinct stored keys (--queries)", args.queries),
+        ("--T", args.T >= 3, "part b's tasks need a pointer to an earlier token and a query "
+         "after the memory", 3),
+        *[(flag, seeds >= 2, "paired differences need at least two seeds", 2)
+          for flag, seeds in (("--seeds", args.seeds), ("--text-seeds", args.text_seeds))],
+        ("--text-chars", args.text_chars >= 20 * args.text_T, "the 90/10 split needs at least "
+         f"20 T characters for windows of --text-T {args.text_T}", 20 * args.text_T),
+        ("--text", args.text is None or args.text.is_file() and len(args.text.read_text(
+            errors="replace")) >= 20 * args.text_T, "need a text file of at least "
+         f"{20 * args.text_T} characters, got {args.text}", None)]
+    for flag, accepted, why, smallest in checks:
+        if not accepted:
+            plumbing.refuse(flag, why, smallest=smallest)
+    return args
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock; each part below records its numbers, shows its figure and prints its
+# verdicts where it is explained, and the last cell writes `runs/results/06_allocation.json`
+# (`--out .` refreshes the committed files). `--parts b,c` runs only those parts (d brings c
+# along), into files named after them. Imported by a later file (`helpers.load_concept`), it
+# runs nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("06_allocation", args, PARTS)
 
 # %% [markdown]
 # ## A transformer whose layers each choose their heads and head dimension
 #
-# Pre-layer-norm blocks (`helpers.Block`), $u \leftarrow u + \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
+# Pre-layer-norm blocks (`Block`), $u \leftarrow u + \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
 # $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$: layer $\ell$ has $H_\ell$ heads of dimension
 # $d_\ell$, causal attention, the usual $1/\sqrt{d_\ell}$ scale; a linear map (or a character
 # embedding) plus learned positions in front. A layer's **attention budget** is $H_\ell d_\ell$
@@ -54,6 +141,46 @@ saturation = helpers.load_concept("05_saturation")
 # last position, so its last block computes only there (the same function, tested).
 
 # %%
+class Block(nn.Module):
+    """Pre-LN block with n_heads heads of dimension head_dim: u <- u + MHA(LN(u)), then
+    u <- u + MLP(LN(u)); logits scaled by 1/sqrt(head_dim). This file stacks it with a causal
+    mask (AllocatedTransformer); file 07 stacks it without one (its vision transformer)."""
+
+    def __init__(self, width, n_heads, head_dim):
+        super().__init__()
+        scale = 1 / math.sqrt(width)
+        self.n_heads, self.head_dim = n_heads, head_dim
+        self.W_Q = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)  # [H, d, E]
+        self.W_K = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_V = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_O = nn.Linear(n_heads * head_dim, width, bias=False)
+        self.norm_attention, self.norm_mlp = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
+
+    def attention(self, u, mask, last_only=False):
+        """Multi-head attention: u [B, T, E], mask [T, T] (True = not allowed) or None
+        -> [B, T, E]; with last_only, the last position's output alone, [B, 1, E]."""
+        asking = u[:, -1:] if last_only else u                             # [B, T', E]
+        q = torch.einsum("bte,hde->bhtd", asking, self.W_Q)                # queries [B, H, T', d]
+        k = torch.einsum("bte,hde->bhtd", u, self.W_K)                     # keys    [B, H, T, d]
+        v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # values  [B, H, T, d]
+        if last_only and mask is not None:
+            mask = mask[-1:]
+        weights = helpers.attention_weights(q @ k.transpose(-1, -2),                # [B, H, T', T]
+                                            1 / math.sqrt(self.head_dim), mask=mask)
+        heads = weights @ v                                                # [B, H, T', d]
+        return self.W_O(heads.transpose(1, 2).flatten(2))                 # concat, W_O
+
+    def forward(self, u, mask, last_only=False):
+        """u [B, T, E] -> [B, T, E], or [B, 1, E] with last_only (file 06's regression models
+        read only the last position)."""
+        normed = self.norm_attention(u)
+        u = u[:, -1:] if last_only else u
+        u = u + self.attention(normed, mask, last_only)
+        return u + self.mlp(self.norm_mlp(u))
+
+
 def causal_mask(seq_len, n_layers, context=None):
     """[T, T], True where position t may not look at s: the future (s > t) and, with a context
     of c characters, every s <= t - w, w = (c - 1) / n_layers + 1, so that the whole stack sees
@@ -65,6 +192,11 @@ def causal_mask(seq_len, n_layers, context=None):
     return (s > t) | (t - s >= reach)
 
 
+def attention_budget(layers):
+    """Sum over layers of heads * head_dim (the attention parameters are 4 E times this)."""
+    return sum(h * d for h, d in layers)
+
+
 class AllocatedTransformer(nn.Module):
     """Embedding + position embedding, one Block per (heads, head_dim) in `layers`, a head;
     `context` limits what the stack sees to the last `context` positions (part c's control)."""
@@ -74,7 +206,7 @@ class AllocatedTransformer(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(vocab, width) if vocab else nn.Linear(token_dim, width)
         self.position = nn.Parameter(torch.randn(seq_len, width) * 0.02)
-        self.blocks = nn.ModuleList(helpers.Block(width, h, d) for h, d in layers)
+        self.blocks = nn.ModuleList(Block(width, h, d) for h, d in layers)
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab or out_dim)
         self.language_model = vocab is not None
@@ -174,14 +306,9 @@ REGRESSION_WEIGHT_DECAY = 0.0  # parts a and b: AdamW's weight decay
 VALID_SEED_OFFSET = 10_000  # the oracle's and the baseline's fresh sequences: seed + this
 
 
-def train_config(run):
-    """Train one regression run (part a or b); a plain dict in and out, for the process pool."""
-    started = time.perf_counter()
-    n = run["n_train"] + run["n_valid"]
-    if run["task"] == "recall":
-        x, y, _ = recall_task(n, run["T"] - 1, run["dim"], run["n_queries"], run["data_seed"])
-    else:
-        x, y = TASKS[run["task"]](n, run["T"], run["dim"], run["data_seed"])
+def train_on(run, x, y, started):
+    """Train one regression model of `run` (parts a and b) on (x, y), its first n_train
+    sequences training; a plain dict in and out, for the process pool."""
     train, valid = helpers.standardised_split(x.to(run["device"]), y.to(run["device"]),
                                               run["n_train"])
     helpers.seed_everything(run["seed"])
@@ -195,16 +322,24 @@ def train_config(run):
             "seconds": time.perf_counter() - started}
 
 
+def train_recall(run):
+    """Part a: one model on multi-query recall (the last token is the T-th)."""
+    started, n = time.perf_counter(), run["n_train"] + run["n_valid"]
+    x, y, _ = recall_task(n, run["T"] - 1, run["dim"], run["n_queries"], run["data_seed"])
+    return train_on(run, x, y, started)
+
+
 def sweep_cost(run):
     """run_sweep's scheduling guess for one run (parts a-c): tokens times steps."""
     return run["T"] * run["steps"]
 
 
-def regression_label(result):  # run_sweep's progress line
+def regression_label(result):
+    """run_sweep's progress line of one finished regression run."""
     return f"{result['name']:<30} seed={result['seed']}  NMSE {result['valid_nmse']:.3f}"
 
 
-def run_fixed_budget(args, result):
+def run_fixed_budget(args):
     """Part a: H heads of dimension M p / H, trained and by the oracle; where each is lowest."""
     budget = args.queries * args.key_dim
     runs = [dict(task="recall", T=args.memory + 1, n_queries=args.queries, H=H, dim=args.key_dim,
@@ -212,7 +347,7 @@ def run_fixed_budget(args, result):
                  n_train=args.n_train, n_valid=args.n_valid, device=args.device,
                  seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
             for H in args.fixed_heads for s in range(args.fixed_seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_config, regression_label, sweep_cost)
+    results = plumbing.run_sweep(runs, args.workers, train_recall, regression_label, sweep_cost)
     _, y, parts = recall_task(args.n_valid, args.memory, args.key_dim, args.queries,
                               args.seed + VALID_SEED_OFFSET)
     trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", H=H))
@@ -252,6 +387,12 @@ def report_fixed_budget(result, args):
     print(f"   lowest trained NMSE per seed at H = {fixed['best_H_per_seed']}; the oracle's at "
           f"H = {fixed['best_H_oracle']}")
 
+
+# %%
+if __name__ == "__main__" and "a" in args.parts:
+    fixed = run.record(run_fixed_budget(args))
+    run.figure(plot_fixed_budget(fixed, args), "06_fixed_budget")
+    report_fixed_budget(fixed, args)
 
 # %% [markdown]
 # ## b. Allocations that can win or lose
@@ -313,6 +454,13 @@ def prefix_match_task(n, seq_len, dim, seed):
 TASKS = {"match-aggregate": match_aggregate_task, "prefix-match": prefix_match_task}
 
 
+def train_allocation(run):
+    """Part b: one allocation's model on one of TASKS."""
+    started, n = time.perf_counter(), run["n_train"] + run["n_valid"]
+    x, y = TASKS[run["task"]](n, run["T"], run["dim"], run["data_seed"])
+    return train_on(run, x, y, started)
+
+
 def no_match_baseline(task, n, seq_len, dim, seed):
     """NMSE of E[y | values] = sum_t w_t v_t: every value known, no match found (see above)."""
     x, y = TASKS[task](n, seq_len, dim, seed)
@@ -357,7 +505,7 @@ def summary(layers, values):
 POOR_HEAD_DIM = 2  # part b: the small head dimension of every allocation (the rich one is p)
 
 
-def run_allocations(args, result):
+def run_allocations(args):
     """Part b: every allocation on both tasks, paired by seed, with the no-match baseline."""
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
     runs = [dict(task=task, T=args.T, dim=args.key_dim, layers=layers, allocation=name,
@@ -365,7 +513,8 @@ def run_allocations(args, result):
                  n_valid=args.n_valid, device=args.device, seed=args.seed + s,
                  data_seed=args.seed + s, name=f"b: {task} {name}")
             for task in TASKS for name, layers in compared.items() for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_config, regression_label, sweep_cost)
+    results = plumbing.run_sweep(runs, args.workers, train_allocation, regression_label,
+                                 sweep_cost)
     comparison = {}
     for task in TASKS:
         seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
@@ -383,23 +532,28 @@ def plot_allocations(result, args):
     """Parts b and c (one figure, whichever of them ran): each allocation's mean (bars) and every
     seed (dots), per task and on text; dashed: the no-match baseline or the context-limited
     control (its mean)."""
-    panels = [(task, entry["allocations"], "validation NMSE", entry["no_match_baseline"],
-               "no-match baseline") for task, entry in result.get("comparison", {}).items()]
+    panels = []   # (title, allocations, y label, the dashed line, its label, y from zero)
+    for task, entry in result.get("comparison", {}).items():
+        panels.append((task, entry["allocations"], "validation NMSE", entry["no_match_baseline"],
+                       "no-match baseline", True))
     if "text" in result:
         text = result["text"]
         panels.append((f"text, T = {text['T']}", text["allocations"],
                        "validation bits per character", text["context_limited"]["mean"],
-                       f"control: last {text['context_limited']['characters']} characters"))
+                       f"control: last {text['context_limited']['characters']} characters",
+                       False))     # bits per character differ in the second digit: zoom in
     figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
-    for axis, (title, by_name, label, line, line_label) in zip(axes[0], panels):
+    for axis, (title, by_name, label, line, line_label, from_zero) in zip(axes[0], panels):
         names = list(by_name)
         axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
         for i, name in enumerate(names):
             axis.plot([i] * len(by_name[name]["seeds"]), by_name[name]["seeds"], "k.", ms=4)
         axis.axhline(line, color="tab:red", ls="--", label=line_label)
         values = [v for e in by_name.values() for v in e["seeds"]] + [line]
-        axis.set_ylim(*((0, 1.2 * max(values)) if label.endswith("NMSE")
-                        else (0.9 * min(values), None)))
+        if from_zero:
+            axis.set_ylim(0, 1.2 * max(values))
+        else:
+            axis.set_ylim(0.9 * min(values), None)
         axis.set_title(title), axis.set_ylabel(label), axis.legend(fontsize=7)
         axis.tick_params(axis="x", labelsize=7)
     figure.tight_layout()
@@ -416,6 +570,12 @@ def report_allocations(result, args):
         for name, pair in entry["paired"].items():
             print(f"   {helpers.describe_difference(name, pair)}")
 
+
+# %%
+if __name__ == "__main__" and "b" in args.parts:
+    comparison = run.record(run_allocations(args))
+    run.figure(plot_allocations(comparison, args), "06_allocations")
+    report_allocations(comparison, args)
 
 # %% [markdown]
 # ## c. Text that needs no download
@@ -506,9 +666,10 @@ TEXT_ALLOCATIONS = ("uniform", "front-loaded", "back-loaded")  # part b's equal 
 LIMITED = f"uniform, last {CONTEXT_LIMIT}"                     # the control's name
 
 
-def run_text(args, result):
+def run_text(args):
     """Part c: character models of each allocation and the context-limited control, paired by
-    seed. The trained models go on to part d (the "_" keys are not written)."""
+    seed. Returns (numbers, the trained runs, the held-out characters): part d cuts the trained
+    models' heads."""
     text = args.text.read_text(errors="replace") if args.text else python_reference()
     data, alphabet = encode_text(text[: args.text_chars])
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
@@ -518,7 +679,7 @@ def run_text(args, result):
               LIMITED: dict(layers=compared["uniform"], context=CONTEXT_LIMIT)}  # the control
     runs = [dict(base, **model, seed=args.seed + s, name=f"c: text {name}", allocation=name)
             for name, model in models.items() for s in range(args.text_seeds)]
-    results = helpers.run_sweep(
+    results = plumbing.run_sweep(
         runs, args.workers, train_language_model,
         lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}", sweep_cost)
     bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name) for name in models}
@@ -528,8 +689,8 @@ def run_text(args, result):
                                      for name in TEXT_ALLOCATIONS},
                      "paired": paired(bpc, PAIRS + [("uniform", LIMITED)]),  # and the control
                      "context_limited": {"characters": CONTEXT_LIMIT,
-                                         **summary(compared["uniform"], bpc[LIMITED])}},
-            "_text_models": results, "_text_valid": data[int(TEXT_SPLIT * len(data)):]}
+                                         **summary(compared["uniform"], bpc[LIMITED])}}}, \
+        results, data[int(TEXT_SPLIT * len(data)):]
 
 
 def report_text(result, args):
@@ -541,6 +702,13 @@ def report_text(result, args):
     for name, pair in text["paired"].items():
         print(f"   {helpers.describe_difference(name, pair)}")
 
+
+# %%
+if __name__ == "__main__" and "c" in args.parts:
+    text, text_models, text_valid = run_text(args)
+    run.record(text)
+    run.figure(plot_allocations(run.numbers, args), "06_allocations")  # b's panels too, if run
+    report_text(text, args)
 
 # %% [markdown]
 # ## d. Which layers tolerate a lower rank?
@@ -567,7 +735,7 @@ def rank_costs(run, valid, ranks):
             for rank in [0, *(r for r in ranks if 0 < r < block.head_dim)]:
                 block.W_Q[head].zero_(), block.W_K[head].zero_()
                 if rank:
-                    W_Q, W_K = saturation.truncate_qk(saved_q, saved_k, rank)  # [r, E] each
+                    W_Q, W_K = helpers.truncate_qk(saved_q, saved_k, rank)  # [r, E] each
                     block.W_Q[head][:rank], block.W_K[head][:rank] = W_Q, W_K
                 increases[rank] = evaluate_bpc(model, valid, run["T"]) - base
                 block.W_Q[head].copy_(saved_q), block.W_K[head].copy_(saved_k)
@@ -578,14 +746,16 @@ def rank_costs(run, valid, ranks):
     return costs
 
 
-def run_rank_by_layer(args, result):
-    """Part d: the normalised truncation costs of every head of part c's uniform models, and
-    per seed the last layer's mean rank-1 cost minus the first layer's (paired by model)."""
-    models = [rank_costs(run, result["_text_valid"], range(1, args.key_dim))
-              for run in result["_text_models"] if run["allocation"] == "uniform"]
+def run_rank_by_layer(args, text_models, text_valid):
+    """Part d: the normalised truncation costs of every head of part c's uniform models
+    (text_models, scored on the held-out characters text_valid), and per seed the last layer's
+    mean rank-1 cost minus the first layer's (paired by model)."""
+    models = [rank_costs(trained, text_valid, range(1, args.key_dim))
+              for trained in text_models if trained["allocation"] == "uniform"]
     pooled = {layer: {rank: [v for costs in models for v in costs[layer][rank]] for rank in ranks}
               for layer, ranks in models[0].items()}
-    last, mean = str(len(models[0])), statistics.fmean
+    last = str(len(models[0]))                              # the last layer's name
+    mean = statistics.fmean
     return {"rank_by_layer": {layer: {rank: {"per_head": v, "mean": mean(v)}
                                       for rank, v in by_rank.items()}
                               for layer, by_rank in pooled.items()},
@@ -617,6 +787,12 @@ def report_rank_by_layer(result, args):
                                               "seeds)", result["rank_1_last_minus_first_layer"]))
 
 
+# %%
+if __name__ == "__main__" and "d" in args.parts:
+    rank_by_layer = run.record(run_rank_by_layer(args, text_models, text_valid))
+    run.figure(plot_rank_by_layer(rank_by_layer, args), "06_rank_by_layer")
+    report_rank_by_layer(rank_by_layer, args)
+
 # %% [markdown]
 # ## e. The strategy as a function **[inferred]**
 #
@@ -631,21 +807,16 @@ def report_rank_by_layer(result, args):
 #    $d_1 = \lfloor \text{budget}/(2D) \rfloor$. *Assumption*: no run here chooses the fraction.
 # 3. **Later layers use half the first layer's head dimension** and share the rest equally.
 #    Tested by part b's `front-reduced - front-loaded` (the same early layer, a thinner late
-#    one) on both tasks. $T$ changes nothing: no run here ties a threshold on
-#    $T$ to the allocation (file 05 finds saturation only for bounded logits).
+#    one) on both tasks. The sequence length is not an argument: no run here ties a threshold
+#    on $T$ to the allocation (file 05 finds saturation only for bounded logits).
 #
 # The layers never exceed `budget` (a property test); the smallest budget the rules can meet is
 # $D + n - 1$. The run ends with the verdict of each paired interval that bears on a rule.
 
 # %%
-def attention_budget(layers):
-    """Sum over layers of heads * head_dim (the attention parameters are 4 E times this)."""
-    return sum(h * d for h, d in layers)
-
-
-def allocate(budget, n_layers, D, seq_len):
+def allocate(budget, n_layers, D):
     """[(heads, head_dim)] per layer following the rules above, never over `budget`."""
-    for name, value in dict(budget=budget, n_layers=n_layers, D=D, seq_len=seq_len).items():
+    for name, value in dict(budget=budget, n_layers=n_layers, D=D).items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"allocate: {name} must be a whole number >= 1, got {value!r}")
     minimum = D + n_layers - 1
@@ -668,7 +839,7 @@ def allocate(budget, n_layers, D, seq_len):
     return layers
 
 
-ALLOCATE_EXAMPLES = [(20, 5, 1, 16), (48, 3, 4, 32), (96, 4, 4, 64), (256, 6, 8, 512)]
+ALLOCATE_EXAMPLES = [(20, 5, 1), (48, 3, 4), (96, 4, 4), (256, 6, 8)]  # (budget, layers, D)
 RULES = {"front-loaded - back-loaded": "the rich head dimension goes where the match is",
          "front-reduced - front-loaded": "later layers can be thinner (thinning alone)",
          "front-loaded - uniform": "front-loading beats uniform (our baseline; paper B has none)",
@@ -685,15 +856,16 @@ def closing_table(result):
             for where, pairs in found for key, pair in pairs.items() if key in RULES]
 
 
-def run_strategy(args, result):
-    """Part e: allocate() on a few budgets, and the rules' evidence from this run's parts."""
-    return {"allocate_tables": {f"budget={b} layers={n} D={D} T={T}": allocate(b, n, D, T)
-                                for b, n, D, T in ALLOCATE_EXAMPLES},
-            "rules": closing_table(result)}
+def run_strategy(args, earlier):
+    """Part e: allocate() on a few budgets, and the rules' evidence from the numbers of this
+    run's earlier parts (`earlier`: whichever of b and c ran)."""
+    return {"allocate_tables": {f"budget={b} layers={n} D={D}": allocate(b, n, D)
+                                for b, n, D in ALLOCATE_EXAMPLES},
+            "rules": closing_table(earlier)}
 
 
 def report_strategy(result, args):
-    print("e. allocate(budget, n_layers, D, T) -> [(heads, head_dim) per layer]:")
+    print("e. allocate(budget, n_layers, D) -> [(heads, head_dim) per layer]:")
     for name, layers in result["allocate_tables"].items():
         print(f"   {name}: {[tuple(layer) for layer in layers]}")
     print("   the rules' evidence in this run (95% t over paired seeds):")
@@ -701,100 +873,17 @@ def report_strategy(result, args):
         print(f"   - {row['rule']}: {row['evidence']}")
 
 
+# %%
+if __name__ == "__main__" and "e" in args.parts:
+    strategy = run.record(run_strategy(args, run.numbers))
+    report_strategy(strategy, args)
+
+
 # %% [markdown]
-# ## Running it
+# ## The run's file
 #
-# Presets `--quick` (the tests), the default (a laptop) and `--full`; a flag wins over its preset.
-# `--parts b,c` reruns only those parts (d brings c along); files go to `runs/` unless `--out .`.
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-SIZES = {  # key: (--quick, default, --full, what it sizes); its flag is --fixed-heads etc.
-    "fixed_heads": ([1, 2, 8], [1, 2, 4, 8, 16], [1, 2, 4, 8, 16, 32], "a: head counts H; each "
-                    "divides --queries * --key-dim and is a divisor or a multiple of --queries"),
-    "queries": (2, 4, 4, "a: queries M carried by the last token"),
-    "key_dim": (4, 8, 8, "a, b: key dimension p (even, at least 4); part b's rich head dimension"),
-    "memory": (8, 16, 16, "a: memory tokens L (at least --queries)"),
-    "fixed_seeds": (1, 2, 3, "a: seeds per H"),
-    "fixed_steps": (100, 1500, 3000, "a: training steps per run"),
-    "width": (16, 48, 48, "a: model width E"),
-    "T": (8, 12, 12, "b: sequence length"),
-    "compare_width": (16, 32, 32, "b: model width E"),
-    "seeds": (2, 5, 5, None),                 # b: paired seeds    } flags of
-    "steps": (100, 1000, 2000, None),         # b: training steps  } helpers.add_training_flags
-    "n_train": (1000, 20000, 40000, None),    # a, b: training sequences
-    "n_valid": (300, 2000, 4000, None),       # a, b: validation sequences
-    "lm_steps": (40, 1000, 3000, "c: training steps per character model"),
-    "text_T": (16, 64, 64, "c: context length of the character models"),
-    "text_seeds": (2, 3, 5, "c: paired seeds per allocation (at least 2)"),
-    "text_batch": (16, 16, 16, "c: windows per training step"),
-    "text_width": (16, 48, 48, "c: model width E"),
-    "text_chars": (60000, 400000, 2000000, "c: characters of text used at most"),
-}
-PRESETS = {name: {key: row[i] for key, row in SIZES.items()}
-           for i, name in enumerate(("quick", "default", "full"))}
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 06_allocation.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0])
-    helpers.add_preset_flags(parser, PRESETS, {key: row[3] for key, row in SIZES.items()
-                                               if row[3]})
-    parser.add_argument("--text", type=Path, help="a text file for part c (default: the Python "
-                                                   "language reference, pydoc_data.topics)")
-    helpers.add_training_flags(parser)
-    helpers.add_parts_flag(parser, PARTS)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish with finite numbers (else one line, exit 2)."""
-    parser = build_parser()
-    args = helpers.config(parser, PRESETS, argv, parts=PARTS)
-    budget = args.queries * args.key_dim
-    fitting = [h for h in range(1, budget + 1)
-               if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
-    misfits = [h for h in args.fixed_heads if h not in fitting]
-    checks = [  # (flag, accepted, why not, the smallest value accepted or None)
-        ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0, "an even number of at least "
-         f"4 (the uniform allocation uses (key_dim + 2) / 2), got {args.key_dim}", 4),
-        ("--fixed-heads", not misfits, f"{misfits} do not fit the budget {budget} = --queries * "
-         f"--key-dim (each H divides it and is a divisor or a multiple of --queries "
-         f"{args.queries})", ",".join(map(str, fitting[:3]))),
-        ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "give at least three different head "
-         "counts to show both sides of the trade-off", ",".join(map(str, fitting[:3]))),
-        ("--memory", args.memory >= args.queries, f"the last token asks for {args.queries} "
-         "distinct stored keys (--queries)", args.queries),
-        ("--T", args.T >= 3, "part b's tasks need a pointer to an earlier token and a query "
-         "after the memory", 3),
-        *[(flag, seeds >= 2, "paired differences need at least two seeds", 2)
-          for flag, seeds in (("--seeds", args.seeds), ("--text-seeds", args.text_seeds))],
-        ("--text-chars", args.text_chars >= 20 * args.text_T, "the 90/10 split needs at least "
-         f"20 T characters for windows of --text-T {args.text_T}", 20 * args.text_T),
-        ("--text", args.text is None or args.text.is_file() and len(args.text.read_text(
-            errors="replace")) >= 20 * args.text_T, "need a text file of at least "
-         f"{20 * args.text_T} characters, got {args.text}", None)]
-    for flag, accepted, why, smallest in checks:
-        if not accepted:
-            helpers.refuse(parser, flag, why, smallest=smallest)
-    return args
-
-
-PARTS = {
-    "a": helpers.Part(run_fixed_budget, report_fixed_budget,
-                      {"06_fixed_budget": plot_fixed_budget}),
-    "b": helpers.Part(run_allocations, report_allocations, {"06_allocations": plot_allocations}),
-    "c": helpers.Part(run_text, report_text, {"06_allocations": plot_allocations}),  # b's too
-    "d": helpers.Part(run_rank_by_layer, report_rank_by_layer,
-                      {"06_rank_by_layer": plot_rank_by_layer}, needs=("c",)),
-    "e": helpers.Part(run_strategy, report_strategy, {}),  # reads whichever of b, c ran
-}
-
-
-def main(args):
-    """Every part named by --parts (default: a-e), in order; their numbers (JSON-ready)."""
-    return helpers.run_parts(PARTS, args)
-
-
 if __name__ == "__main__":
-    helpers.run_script("06_allocation", main, PARTS, config())
+    run.finish()

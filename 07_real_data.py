@@ -9,33 +9,24 @@
 """07 · The head count on real data (paper A, Section 6.2, Appendices B.2-B.3, Tables 6, 8-9).
 
 What it shows
-    a. Digits at a fresh random place in a larger frame, 2x2 patches (T = 16, 64 + a CLS), a small
-       pre-LN ViT; parts fixed-head-dim (the paper's protocol) and fixed-width (equal parameters).
-    b. Part text: standard-library names and their docstrings as frozen TF-IDF/SVD tokens, T - 1
-       hard negatives each, a 2-layer encoder; both sweeps beside Table 6, chance, frozen cosine.
-    c. --data cifar10 --data-dir DIR: CIFAR-10 (MD5-checked); --full holds the paper's grid.
+    Digits at a fresh random place in a larger frame, 2x2 patches (T = 16, 64 + a CLS), a small
+    pre-LN ViT; parts fixed-head-dim (the paper's protocol) and fixed-width (equal parameters).
+    --data cifar10 --data-dir DIR: CIFAR-10 (MD5-checked); --full holds the paper's grid. Paper
+    A's text retrieval (Table 6) has a file of its own, 07a_text_retrieval.py.
 
-Run it (images and text are separate defaults)
+Run it
     python 07_real_data.py             # default: digits, 4 min 56 s on a 2-core CPU
     python 07_real_data.py --full      # digits, 5 seeds, 1,500 steps: 34 min 29 s
-    python 07_real_data.py --parts text          # text, T = 8, 16, 32: 2 min 39 s
-    python 07_real_data.py --parts text --full   # text, 5 seeds, T up to 64: 32 min 48 s
     python 07_real_data.py --data cifar10 --data-dir ~/data --full   # the paper's grid (GPU)
     python 07_real_data.py --quick     # seconds; what the tests use
 
 Output (under runs/, which git ignores; `--out .` refreshes the committed files): results/ and
-    figures/ 07_real_data.json, 07_heads_on_images.png (_cifar10 for CIFAR-10) and, for the text
-    part, 07_real_data_parts_text.json, 07_text_retrieval_parts_text.png
+    figures/ 07_real_data.json, 07_heads_on_images.png (_cifar10 for CIFAR-10)
 """
 import functools
 import hashlib
-import importlib
-import inspect
-import json
 import math
 import pickle
-import re
-import subprocess
 import sys
 import tarfile
 import time
@@ -48,7 +39,117 @@ from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
+import plumbing
+from plumbing import Setting, int_list, positive_float, positive_int
 
+allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
+
+# %% [markdown]
+# ## Settings
+#
+# Every size of this file in one table: a row's default, `--quick` (seconds, for the tests)
+# and `--full` (5 paired seeds, sized for 2 CPU cores) values side by side (`...`: as the
+# default), its type and what it sets; each row is a flag (`head_dim` is `--head-dim`), and a
+# flag set by hand wins over its preset. `--data cifar10` replaces the rows of the second table
+# (the same shape: CIFAR-10's default, quick and full sizes; the full column is the paper's
+# grid, for a GPU).
+
+# %%
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "data": Setting("digits", ..., ..., ("digits", "cifar10"), "digits: scikit-learn's bundled "
+                    "8x8 digits (no download); cifar10: the official archive in --data-dir"),
+    "data_dir": Setting(None, ..., ..., Path, "folder holding cifar-10-python.tar.gz"),
+    "sides": Setting([8, 16], [8, 12], ..., int_list,
+                     "frame sides in pixels, multiples of --patch; T = (side / patch)^2 + CLS"),
+    "heads": Setting([1, 2, 4, 8], [1, 2], ..., int_list, "head counts h of both sweeps"),
+    "head_dim": Setting(8, 4, ..., positive_int,
+                        "d of part fixed-head-dim (its width is h d)"),
+    "width": Setting(32, 8, ..., positive_int, "E of part fixed-width (its d is E / h; head "
+                     "counts that do not divide it are left out of that sweep)"),
+    "layers": Setting(2, 1, ..., positive_int, "transformer blocks"),
+    "patch": Setting(2, ..., ..., positive_int, "patch side P in pixels"),
+    "batch_size": Setting(64, 32, ..., positive_int, "images per step"),
+    "lr": Setting(3e-3, ..., ..., positive_float,
+                  "AdamW's peak learning rate (warm-up, then cosine to zero)"),
+    "seeds": Setting(2, ..., 5, positive_int, "seeds per configuration, paired across h"),
+    "steps": Setting(600, 30, 1500, positive_int, "training steps per run"),
+    "n_train": Setting(1500, 200, ..., positive_int, "training images"),
+    "n_valid": Setting(297, 60, ..., positive_int,
+                       "held-out images (1500 + 297: all 1,797 digits)"),
+}
+CIFAR10_SETTINGS = {  # under --data cifar10: the paper's grid with --full (Section 6.2, B.3)
+    "sides": Setting([32, 64], [32, 40], [64, 96, 128, 192, 256], int_list,
+                     "frame sides in pixels, multiples of --patch; T = (side / patch)^2 + CLS"),
+    "heads": Setting([1, 2, 4, 8], [1, 2], [1, 2, 4, 8, 10, 11, 12, 13, 14, 16, 20, 24],
+                     int_list, "head counts h of both sweeps"),
+    "head_dim": Setting(16, 4, 16, positive_int, "d of part fixed-head-dim (its width is h d)"),
+    "width": Setting(64, 8, 128, positive_int, "E of part fixed-width (its d is E / h)"),
+    "layers": Setting(4, 1, 4, positive_int, "transformer blocks"),
+    "patch": Setting(8, ..., ..., positive_int, "patch side P in pixels"),
+    "batch_size": Setting(128, 32, 128, positive_int, "images per step"),
+    "lr": Setting(1e-3, ..., ..., positive_float, "AdamW's peak learning rate"),
+    "seeds": Setting(2, ..., 3, positive_int, "seeds per configuration, paired across h"),
+    "steps": Setting(5000, 30, 20000, positive_int, "training steps per run"),
+    "n_train": Setting(50000, 200, 50000, positive_int, "training images"),
+    "n_valid": Setting(10000, 60, 10000, positive_int, "held-out images"),
+}
+PARTS = {"fixed-head-dim": (), "fixed-width": ()}  # the parts, each with the parts it needs
+DIGITS_AVAILABLE = 1797   # images in scikit-learn's bundled digits: n_train + n_valid at most
+IMAGE_SIDE = {"digits": 8, "cifar10": 32}   # s0, the side of one image in pixels
+MAX_PATCHES_PER_SIDE = 64  # frames of at most 64 x 64 patches (T = 4096)
+
+
+def config(argv=None):
+    """Parse the flags (the tables above), and check before any work that the run they describe
+    can finish (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="5 seeds, 1,500 steps, sized for 2 CPU cores; with --data "
+                                "cifar10 the paper's image grid, for a GPU",
+                           variants={"data": {"cifar10": CIFAR10_SETTINGS}})
+    size = IMAGE_SIDE[args.data]
+    if args.data == "cifar10" and args.data_dir is None:
+        plumbing.refuse("--data-dir", "--data cifar10 needs the folder that holds (or will "
+                        "hold) cifar-10-python.tar.gz")
+    if args.data == "digits" and args.n_train + args.n_valid > DIGITS_AVAILABLE:
+        plumbing.refuse("--n-train", f"--n-train + --n-valid is at most the "
+                        f"{DIGITS_AVAILABLE} digits, got {args.n_train} + {args.n_valid}")
+    if args.patch > size:
+        plumbing.refuse("--patch", f"at most the image side {size}")
+    bad = [side for side in args.sides if side < size or side % args.patch]
+    if bad:
+        plumbing.refuse("--sides", f"{bad}: each side must hold the {size}x{size} image and be "
+                        f"a multiple of --patch {args.patch}",
+                        smallest=math.ceil(size / args.patch) * args.patch)
+    if max(args.sides) // args.patch > MAX_PATCHES_PER_SIDE:
+        plumbing.refuse("--sides", f"at most {MAX_PATCHES_PER_SIDE * args.patch} "
+                        f"({MAX_PATCHES_PER_SIDE ** 2} patches)")
+    return check_sweeps(args, fixed_width="fixed-width" in args.parts)
+
+
+def check_sweeps(args, fixed_width):
+    """The checks of the two sweeps' rows (07a trains the same sweeps): some head count must
+    divide --width when the fixed-width sweep runs, and a paired difference needs two seeds."""
+    if fixed_width and not any(args.width % h == 0 for h in args.heads):
+        plumbing.refuse("--width", f"no head count in --heads {args.heads} divides it; the "
+                        f"fixed-width sweep would be empty", smallest=max(args.heads))
+    if args.seeds < 2:
+        plumbing.refuse("--seeds", "paired differences need two seeds or more", 2)
+    return args
+
+
+# %% [markdown]
+# Run as a script or in the notebook, the file starts its run here: it parses the flags and
+# starts the clock; each part below records its numbers, shows its figure and prints ours
+# beside the paper's where it is explained, and the last cell writes
+# `runs/results/07_real_data.json` (`--out .` refreshes the committed files; CIFAR-10 runs are
+# named `_cifar10`). Imported by a later file (`helpers.load_concept`), it runs nothing.
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("07_real_data", args, PARTS,
+                       variant="_cifar10" if args.data == "cifar10" else "", named=("data",))
 
 # %% [markdown]
 # ## The data: images at a random place in a larger frame
@@ -83,9 +184,7 @@ def patches(frames, patch):
     return cut.permute(0, 2, 3, 1, 4, 5).reshape(n, (side // patch) ** 2, channels * patch ** 2)
 
 
-DIGITS_AVAILABLE = 1797   # images in scikit-learn's bundled digits: n_train + n_valid at most
 DIGITS_SPLIT_SEED = 0     # the one shuffle that splits them into training and held-out digits
-IMAGE_SIDE = {"digits": 8, "cifar10": 32}   # s0, the side of one image in pixels
 
 
 def load_digits(n_train, n_valid):
@@ -155,7 +254,11 @@ def load_cifar10(data_dir, n_train, n_valid, expected_md5=CIFAR10_MD5):
     valid = stack(["test_batch"])
     mean = train[0].mean(dim=(0, 2, 3), keepdim=True)
     std = train[0].std(dim=(0, 2, 3), keepdim=True)
-    normalise = lambda part, n: ((part[0][:n] - mean) / std, part[1][:n])  # noqa: E731
+
+    def normalise(part, n):                 # the first n images, per channel as the training set
+        images, labels = part
+        return (images[:n] - mean) / std, labels[:n]
+
     return normalise(train, n_train), normalise(valid, n_valid)
 
 
@@ -167,11 +270,19 @@ def load_data(data, data_dir, n_train, n_valid):
     return load_cifar10(data_dir, n_train, n_valid)
 
 
+# %%
+if __name__ == "__main__" and args.data == "cifar10":  # the archive, before any training
+    try:
+        cifar10_archive(args.data_dir)
+    except ArchiveError as error:
+        plumbing.refuse("--data-dir", str(error))
+
+
 # %% [markdown]
 # ## The model: a small vision transformer
 #
 # Linear patch embedding, a learned CLS token and positions, file 06's pre-LN block
-# (`helpers.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, then $u \leftarrow u +
+# (`allocation.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, then $u \leftarrow u +
 # \mathrm{MLP}(\mathrm{LN}(u))$, logits scaled by $1/\sqrt d$) with no mask, a classifier on CLS.
 
 # %%
@@ -183,7 +294,7 @@ class VisionTransformer(nn.Module):
         self.embed = nn.Linear(patch_dim, width)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
         self.position = nn.Parameter(torch.randn(n_patches + 1, width) * 0.02)
-        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
+        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, n_classes)
@@ -261,13 +372,41 @@ def train_shapes(args, wanted):
                 batch_size=args.batch_size, device=args.device, data=data)
     runs = [dict(base, side=side, heads=h, width=width, head_dim=head_dim, seed=args.seed + s)
             for (side, h), (width, head_dim) in wanted.items() for s in range(args.seeds)]
-    results = helpers.run_sweep(
+    results = plumbing.run_sweep(
         runs, args.workers, train_vit,
         lambda r: f"side={r['side']:<3} h={r['heads']:<2} E={r['width']:<3} seed={r['seed']}  "
                   f"train acc {r['train']:.3f}  held-out {r['valid']:.3f}",
         cost=lambda r: (r["side"] // r["patch"]) ** 2 * r["width"] * r["steps"])  # patches x E
     return {(side, h): per_seed(results, ("train", "valid"), side=side, heads=h)
             for side, h in wanted}, sum(r["seconds"] for r in results)
+
+
+def plot_sweeps(sweeps, trained_on, plus, dashed=None):
+    """sweeps {sweep: {T: {h: entry}}} -> a figure: accuracy against h, one line per T, a column
+    per sweep, training (top) and held-out (bottom); dashed {split: {T: {label: value}}}
+    draws references (chance, a baseline) in each T's colour."""
+    figure, axes = plt.subplots(2, len(sweeps), figsize=(5.5 * len(sweeps), 7), squeeze=False)
+    for column, (sweep, by_T) in enumerate(sweeps.items()):
+        for row, split in enumerate(("train", "valid")):
+            axis = axes[row, column]
+            for T, by_h in by_T.items():
+                heads = [int(h) for h in by_h]
+                line, = axis.semilogx(heads, [e[split]["mean"] for e in by_h.values()], "o-",
+                                      label=f"T = {T} + {plus}")
+                for h, entry in zip(heads, by_h.values()):
+                    axis.semilogx([h] * len(entry[split]["seeds"]), entry[split]["seeds"], ".",
+                                  color=line.get_color(), alpha=0.5)
+                for style, (label, value) in zip(("--", ":"), (dashed or {}).get(split, {})
+                                                 .get(T, {}).items()):
+                    axis.axhline(value, ls=style, lw=0.8, color=line.get_color(),
+                                 label=f"{label}, T = {T}")
+            helpers.label_log_axis(axis, heads)
+            axis.set_xlabel("heads h"), axis.legend(fontsize=6)
+            axis.set_ylabel((trained_on if split == "train" else "held-out") + ": accuracy")
+            axis.set_title(f"{sweep}: " + ("width grows with h" if sweep == "fixed-head-dim"
+                                           else "same parameters for every h"))
+    figure.tight_layout()
+    return figure
 
 
 def per_seed(results, metrics, **match):
@@ -292,10 +431,10 @@ def tabulate(rows, shapes):
     return table, gains
 
 
-def sweep_keys(args, result, sweep, shapes, known=None):
-    """One sweep's JSON keys, merged with those of the parts that ran before: accuracy ->
-    sweep -> T -> h, and the paired training-accuracy gain from the fewest to the most heads.
-    known: {(side, h): per-seed row} already trained; the rest is trained here."""
+def sweep_keys(args, earlier, sweep, shapes, known=None):
+    """One sweep's JSON keys, merged with those of the parts that ran before (`earlier`):
+    accuracy -> sweep -> T -> h, and the paired training-accuracy gain from the fewest to the
+    most heads. known: {(side, h): per-seed row} already trained; the rest is trained here."""
     sides = list(dict.fromkeys(args.sides))                  # a side named twice runs once
     known = known or {}
     trained, seconds = train_shapes(args, {(side, h): shape for side in sides
@@ -305,9 +444,9 @@ def sweep_keys(args, result, sweep, shapes, known=None):
                              or trained[(side, h)] for side in sides for h in shapes}, shapes)
     return {"data": args.data, "image_side": IMAGE_SIDE[args.data],
             "T": [(side // args.patch) ** 2 for side in args.sides],
-            "accuracy": {**result.get("accuracy", {}), sweep: table},
-            "train_gain_with_heads": {**result.get("train_gain_with_heads", {}), sweep: gains},
-            "run_seconds": result.get("run_seconds", 0) + seconds}
+            "accuracy": {**earlier.get("accuracy", {}), sweep: table},
+            "train_gain_with_heads": {**earlier.get("train_gain_with_heads", {}), sweep: gains},
+            "run_seconds": earlier.get("run_seconds", 0) + seconds}
 
 
 def report_sweep(result, sweep, seeds, plus="CLS", trained_on="images at new placements"):
@@ -342,9 +481,17 @@ def fixed_head_dim_shapes(args):
     return {h: (h * args.head_dim, args.head_dim) for h in args.heads}
 
 
-def run_fixed_head_dim(args, result):
+def run_fixed_head_dim(args):
     """Train the fixed-head-dimension sweep; its accuracy table and paired gains."""
-    return sweep_keys(args, result, "fixed-head-dim", fixed_head_dim_shapes(args))
+    return sweep_keys(args, {}, "fixed-head-dim", fixed_head_dim_shapes(args))
+
+
+# %%
+if __name__ == "__main__" and "fixed-head-dim" in args.parts:
+    fixed_head_dim = run.record(run_fixed_head_dim(args))
+    run.figure(plot_sweeps(fixed_head_dim["accuracy"], "training images at new placements",
+                           "CLS"), "07_heads_on_images")
+    report_sweep(fixed_head_dim, "fixed-head-dim", args.seeds)
 
 
 # %% [markdown]
@@ -363,10 +510,10 @@ def fixed_width_shapes(args):
     return {h: (args.width, args.width // h) for h in args.heads if args.width % h == 0}
 
 
-def trained_by_fixed_head_dim(result, args, shapes):
+def trained_by_fixed_head_dim(earlier, args, shapes):
     """{(side, h): per-seed row} of the shapes the fixed-head-dim part already
-    trained (same width and head dimension), read from its result when it ran."""
-    table, known = result.get("accuracy", {}).get("fixed-head-dim", {}), {}
+    trained (same width and head dimension), read from its numbers (`earlier`) when it ran."""
+    table, known = earlier.get("accuracy", {}).get("fixed-head-dim", {}), {}
     for side in args.sides:
         by_h = table.get(str((side // args.patch) ** 2), {})
         for h, (width, head_dim) in shapes.items():
@@ -393,41 +540,13 @@ def gain_difference(gains):
     return difference
 
 
-def run_fixed_width(args, result):
-    """Train the fixed-width sweep (reusing the shapes part fixed-head-dim trained), and the
-    paired difference of the two sweeps' gains when both ran."""
+def run_fixed_width(args, earlier):
+    """Train the fixed-width sweep (reusing the shapes part fixed-head-dim trained, found in
+    `earlier`), and the paired difference of the two sweeps' gains when both ran."""
     shapes = fixed_width_shapes(args)
-    keys = sweep_keys(args, result, "fixed-width", shapes,
-                      known=trained_by_fixed_head_dim(result, args, shapes))
+    keys = sweep_keys(args, earlier, "fixed-width", shapes,
+                      known=trained_by_fixed_head_dim(earlier, args, shapes))
     return {**keys, "gain_difference": gain_difference(keys["train_gain_with_heads"])}
-
-
-def plot_sweeps(sweeps, trained_on, plus, dashed=None):
-    """sweeps {sweep: {T: {h: entry}}} -> a figure: accuracy against h, one line per T, a column
-    per sweep, training (top) and held-out (bottom); dashed {split: {T: {label: value}}}
-    draws references (chance, a baseline) in each T's colour."""
-    figure, axes = plt.subplots(2, len(sweeps), figsize=(5.5 * len(sweeps), 7), squeeze=False)
-    for column, (sweep, by_T) in enumerate(sweeps.items()):
-        for row, split in enumerate(("train", "valid")):
-            axis = axes[row, column]
-            for T, by_h in by_T.items():
-                heads = [int(h) for h in by_h]
-                line, = axis.semilogx(heads, [e[split]["mean"] for e in by_h.values()], "o-",
-                                      label=f"T = {T} + {plus}")
-                for h, entry in zip(heads, by_h.values()):
-                    axis.semilogx([h] * len(entry[split]["seeds"]), entry[split]["seeds"], ".",
-                                  color=line.get_color(), alpha=0.5)
-                for style, (label, value) in zip(("--", ":"), (dashed or {}).get(split, {})
-                                                 .get(T, {}).items()):
-                    axis.axhline(value, ls=style, lw=0.8, color=line.get_color(),
-                                 label=f"{label}, T = {T}")
-            helpers.label_log_axis(axis, heads)
-            axis.set_xlabel("heads h"), axis.legend(fontsize=6)
-            axis.set_ylabel((trained_on if split == "train" else "held-out") + ": accuracy")
-            axis.set_title(f"{sweep}: " + ("width grows with h" if sweep == "fixed-head-dim"
-                                           else "same parameters for every h"))
-    figure.tight_layout()
-    return figure
 
 
 def report_fixed_width(result, args):
@@ -442,359 +561,18 @@ def report_gain_difference(difference):
             f"at a fixed width (paired seeds)", entry))
 
 
-# %% [markdown]
-# ## Part text: retrieval among hard negatives, from the standard library's docstrings
-#
-# Paper A's MS MARCO runs (Table 6): a query, its positive passage and $T - 1$ mined hard
-# negatives; a 2-layer encoder ($d = 32$) on frozen BERT embeddings projected to $E = 32h$;
-# training accuracy falls with $T$ for few heads ($h = 1$: 0.597 at $T = 8$, 0.154 at $T = 64$),
-# not near $h \approx 12$. Ours [ours throughout]: a **query** is a public function or class of
-# fixed standard-library modules, its module and name as words (`os.path.join` → "os path
-# join"), its **passage** its docstring (the corpus follows the Python version, as 06's does);
-# each text one frozen token (TF-IDF, truncated SVD to 64 dimensions, unit length); negatives
-# the passages of highest TF-IDF cosine to the query. Held-out queries are new, their passages
-# seen (as negatives). The model: [query, $p_1 \dots p_T$] plus a role embedding, no positions,
-# two `helpers.Block`s, a score per passage, the cross-entropy over the $T$ scores; both sweeps,
-# seeds paired across $h$ and $T$, beside chance $1/T$ and the frozen tokens' cosine. Against the
-# paper: no paired drop with $T$ at small $h$, or as large a drop at the largest $h$.
-
 # %%
-STDLIB_MODULES = """abc argparse ast base64 bisect calendar cmd codecs collections configparser
-contextlib copy csv dataclasses datetime decimal difflib email.message email.utils enum filecmp
-fnmatch fractions ftplib functools getopt gettext glob gzip hashlib heapq hmac html html.parser
-http.client http.cookies imaplib inspect io ipaddress itertools json logging mailbox math
-mimetypes numbers operator optparse os os.path pathlib pickle pkgutil platform plistlib poplib
-pprint queue quopri random re reprlib sched secrets selectors shelve shlex shutil smtplib socket
-socketserver statistics string struct subprocess tarfile tempfile textwrap threading time timeit
-tokenize trace traceback types urllib.parse urllib.request uuid warnings wave weakref
-xml.dom.minidom xml.etree.ElementTree zipfile zlib""".split()  # the corpus's modules, fixed
-MIN_DOCSTRING = 40       # characters: a shorter docstring is left out (too little to match)
-TOKEN_DIM = 64           # dimension of the frozen tokens (TruncatedSVD of the TF-IDF vectors)
-HELD_OUT_SHARE = 0.2     # of the queries, held out (a fixed split)
-TEXT_SPLIT_SEED = 0      # the one shuffle that splits the queries
-TEXT_SHUFFLE_SEED = 1    # the random orders: equal cosines, the positive's place in its list
-TEXT_LAYERS = 2          # the paper's 2-layer encoder
-TEXT_METRICS = ("train", "train_mrr", "valid", "valid_mrr")  # per run: top-1 accuracy and MRR
-PAPER_TABLE_6 = {1: [0.597, 0.450, 0.303, 0.154], 2: [0.771, 0.647, 0.486, 0.286],  # paper A:
-                 4: [0.956, 0.900, 0.793, 0.580], 8: [0.998, 0.995, 0.983, 0.932],  # MS MARCO,
-                 12: [1.000, 0.999, 0.998, 0.991], 16: [1.000, 1.000, 0.999, 0.996]}  # T = 8 ... 64
-
-
-def split_words(name):
-    """'os.path.TextWrapper' -> 'os path text wrapper': dots, underscores and camelCase."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return " ".join(word.lower() for word in re.split(r"[._\s]+", spaced) if word)
-
-
-def stdlib_pairs(modules=STDLIB_MODULES):
-    """live_pairs(modules), read in a fresh interpreter: a library that replaced a member (pytest
-    replaces threading.excepthook) would otherwise change the corpus."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import helpers; print(json.dumps("
-            "helpers.load_concept('07_real_data').live_pairs(sys.argv[2:])))")
-    done = subprocess.run([sys.executable, "-c", code, str(helpers.ROOT), *modules],
-                          capture_output=True, text=True, check=True)
-    return [tuple(pair) for pair in json.loads(done.stdout)]
-
-
-def live_pairs(modules):
-    """[(query, passage)]: each public function or class defined in the modules (by name), its
-    own docstring the passage; one seen before or shorter than MIN_DOCSTRING is left out."""
-    pairs, seen = [], set()
-    for module_name in modules:
-        module = importlib.import_module(module_name)
-        for name in sorted(name for name in dir(module) if not name.startswith("_")):
-            member = getattr(module, name)
-            own = inspect.isbuiltin(member) or getattr(member, "__module__", None) == module_name
-            doc = member.__doc__ if own and (inspect.isroutine(member) or inspect.isclass(
-                member)) and isinstance(member.__doc__, str) else None   # its own, not a base's
-            doc = doc and inspect.cleandoc(doc)
-            if doc and len(doc) >= MIN_DOCSTRING and doc not in seen:
-                seen.add(doc)
-                pairs.append((split_words(f"{module_name}.{name}"), doc))
-    return pairs
-
-
-@functools.lru_cache(maxsize=1)
-def text_corpus():
-    """Built once: {"queries", "passages": frozen tokens [n, 64]; "order" [n, n - 1]: passages by
-    TF-IDF cosine to each query (equal cosines in a seeded random order), its positive left
-    out; "train", "valid": query indices; "characters"}. Query i's positive is passage i."""
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    queries, passages = zip(*stdlib_pairs())
-    tfidf = TfidfVectorizer(sublinear_tf=True).fit(passages + queries)
-    P, Q = tfidf.transform(passages), tfidf.transform(queries)              # unit rows
-    svd = TruncatedSVD(TOKEN_DIM, random_state=0).fit(P)
-    frozen = lambda x: nn.functional.normalize(torch.tensor(svd.transform(x)).float())  # noqa
-    similarity = torch.tensor((Q @ P.T).toarray()).fill_diagonal_(-math.inf)  # [n, n]
-    tied = torch.rand(similarity.shape, generator=torch.Generator().manual_seed(
-        TEXT_SHUFFLE_SEED)).argsort(dim=1)        # a random order first: equal cosines in it
-    order = tied.gather(1, similarity.gather(1, tied).argsort(dim=1, descending=True,
-                                                              stable=True))[:, :-1]  # not i
-    split = torch.randperm(len(queries), generator=torch.Generator().manual_seed(TEXT_SPLIT_SEED))
-    held_out = int(HELD_OUT_SHARE * len(queries))
-    return {"queries": frozen(Q), "passages": frozen(P), "order": order,
-            "train": split[held_out:].sort().values, "valid": split[:held_out].sort().values,
-            "characters": sum(map(len, passages))}
-
-
-def candidates(corpus, T):
-    """Each query's list, its positive and its T - 1 hardest negatives in a seeded shuffle
-    -> (passage indices [n, T], the positive's place [n])."""
-    n = len(corpus["queries"])
-    lists = torch.cat([torch.arange(n)[:, None], corpus["order"][:, :T - 1]], dim=1)  # [n, T]
-    shuffle = torch.rand(n, T, generator=torch.Generator().manual_seed(TEXT_SHUFFLE_SEED)) \
-        .argsort(dim=1)                                                     # [n, T]
-    return lists.gather(1, shuffle), (shuffle == 0).int().argmax(dim=1)
-
-
-class Ranker(nn.Module):
-    """Query [B, D] and passages [B, T, D] (frozen tokens) -> a score per passage [B, T]."""
-
-    def __init__(self, token_dim, width, n_heads, head_dim, n_layers=TEXT_LAYERS):
-        super().__init__()
-        self.embed = nn.Linear(token_dim, width)
-        self.role = nn.Parameter(torch.randn(2, width) * 0.02)  # query, passage; no positions
-        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
-                                    for _ in range(n_layers))
-        self.norm = nn.LayerNorm(width)
-        self.score = nn.Linear(width, 1)
-
-    def forward(self, query, passages):
-        u = self.embed(torch.cat([query[:, None], passages], dim=1))      # [B, 1 + T, E]
-        u = u + self.role[(torch.arange(u.shape[1], device=u.device) > 0).long()]
-        for block in self.blocks:
-            u = block(u, None)                                              # no mask
-        return self.score(self.norm(u[:, 1:])).squeeze(-1)                 # [B, T]
-
-
-def ranking(scores, positive):
-    """scores [n, T], positive [n] -> (top-1 accuracy, MRR); rank 1 + the others >= it (ties)."""
-    above = (scores >= scores.gather(1, positive[:, None])).sum(dim=1) - 1
-    return float((above == 0).float().mean()), float((1 / (1 + above).float()).mean())
-
-
-def ranking_loss(scores, positive):
-    """scores [B, T], positive [B] -> the mean over lists of -log softmax(scores)[positive]."""
-    return nn.functional.cross_entropy(scores, positive)
-
-
-def frozen_cosine(corpus, T, split):
-    """The top-1 accuracy of ranking by the frozen tokens' cosine, on a split's lists."""
-    lists, positive = (part[corpus[split]] for part in candidates(corpus, T))
-    scores = (corpus["queries"][corpus[split], None] * corpus["passages"][lists]).sum(-1)
-    return ranking(scores, positive)[0]
-
-
-def train_ranker(run):
-    """Train one (T, h, width, seed) ranker; its training and held-out accuracy and MRR."""
-    started, corpus, device = time.perf_counter(), text_corpus(), run["device"]
-    (lists, positive), Q, P = candidates(corpus, run["T"]), corpus["queries"], corpus["passages"]
-    helpers.seed_everything(run["seed"])
-    model = Ranker(TOKEN_DIM, run["width"], run["heads"], run["head_dim"]).to(device)
-    generator = torch.Generator().manual_seed(run["seed"])
-    picks = corpus["train"][torch.randint(len(corpus["train"]), (run["steps"],
-                                          run["batch_size"]), generator=generator)]
-    score = lambda i: model(Q[i].to(device), P[lists[i]].to(device))  # noqa: E731
-    helpers.fit(model, lambda step: ranking_loss(score(picks[step]), positive[picks[
-        step]].to(device)), steps=run["steps"], lr=run["lr"],
-        weight_decay=WEIGHT_DECAY, name=f"T={run['T']} h={run['heads']} E={run['width']} "
-                                        f"seed={run['seed']}")
-    with torch.no_grad():
-        (train, train_mrr), (valid, valid_mrr) = (ranking(score(corpus[split]).cpu(), positive[
-            corpus[split]]) for split in ("train", "valid"))
-    return {**run, **dict(zip(TEXT_METRICS, (train, train_mrr, valid, valid_mrr))),
-            "parameters": helpers.count_parameters(model), "seconds": time.perf_counter() - started}
-
-
-def run_text(args, result):
-    """Both sweeps (a shape in both trained once per T and seed): tables, gains, their paired
-    difference, the drop from the shortest to the longest list per h, chance, frozen cosine."""
-    corpus, lengths = text_corpus(), list(dict.fromkeys(args.text_T))  # before the fork
-    sweeps = {"fixed-head-dim": fixed_head_dim_shapes(args),
-              "fixed-width": fixed_width_shapes(args)}
-    shapes = sorted({shape + (h,) for by_h in sweeps.values() for h, shape in by_h.items()})
-    runs = [dict(T=T, heads=h, width=width, head_dim=head_dim, seed=args.seed + s,
-                 steps=args.text_steps, batch_size=args.batch_size, lr=args.lr,
-                 device=args.device) for T in lengths for width, head_dim, h in shapes
-            for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_ranker, lambda r: (
-        f"text T={r['T']:<3} h={r['heads']:<2} E={r['width']:<3} seed={r['seed']}  train acc "
-        f"{r['train']:.3f}  held-out {r['valid']:.3f}"), cost=lambda r: r["T"] * r["width"])
-    short, long = min(lengths), max(lengths)
-    text = {"data": "stdlib docstrings", "T": lengths, "queries": len(corpus["queries"]),
-            "train_queries": len(corpus["train"]), "characters": corpus["characters"],
-            "reference": {split: {str(T): {"chance": 1 / T, "frozen cosine": frozen_cosine(
-                corpus, T, split)} for T in lengths} for split in ("train", "valid")},
-            "accuracy": {}, "train_gain_with_heads": {}, "train_drop_with_T": {},
-            "run_seconds": sum(r["seconds"] for r in results)}
-    for sweep, by_h in sweeps.items():
-        rows = {(T, h): per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
-                for T in lengths for h, (E, _) in by_h.items()}
-        text["accuracy"][sweep], text["train_gain_with_heads"][sweep] = tabulate(rows, by_h)
-        text["train_drop_with_T"][sweep] = {} if short == long else {
-            str(h): {"from": short, "to": long, **helpers.paired_difference(
-                [a - b for a, b in zip(rows[(short, h)]["train"], rows[(long, h)]["train"])],
-                below=f"T={long} fits better", above="falls with T")} for h in by_h}
-    text["gain_difference"] = gain_difference(text["train_gain_with_heads"])
-    return {"text": text}
-
-
-def report_text(result, args):
-    """Both sweeps' tables and drops with T, the gains' difference, the references, Table 6."""
-    text = result["text"]
-    print(f"text: {text['queries']} queries, {text['train_queries']} trained on, Python "
-          f"{sys.version.split()[0]}'s standard library ({text['characters']:,} characters)")
-    for sweep in text["accuracy"]:
-        report_sweep(text, sweep, args.seeds, plus="query", trained_on="queries")
-        for h, drop in text["train_drop_with_T"][sweep].items():
-            print("   " + helpers.describe_difference(
-                f"h = {h}: training accuracy at T = {drop['from']} minus T = {drop['to']}", drop))
-    report_gain_difference(text["gain_difference"])
-    for split, by_T in text["reference"].items():
-        print(f"   {split}: " + "  ".join(f"T = {T}: chance {r['chance']:.3f}, frozen cosine "
-                                          f"{r['frozen cosine']:.3f}" for T, r in by_T.items()))
-    print("[paper: Table 6, MS MARCO training accuracy (mean), d = 32, E = 32h; T = 8, 16, 32, "
-          "64]  " + "  ".join(f"h={h}: " + " ".join(f"{a:.3f}" for a in row)
-                              for h, row in PAPER_TABLE_6.items()))
-
-
-def plot_text(result, args):
-    """Accuracy against h per T, both sweeps, chance and the frozen cosine dashed."""
-    return plot_sweeps(result["text"]["accuracy"], "training queries", "query",
-                       dashed=result["text"]["reference"])
-
+if __name__ == "__main__" and "fixed-width" in args.parts:
+    fixed_width = run.record(run_fixed_width(args, run.numbers))
+    run.figure(plot_sweeps(fixed_width["accuracy"], "training images at new placements", "CLS"),
+               "07_heads_on_images")                    # both sweeps, when both ran
+    report_fixed_width(fixed_width, args)
 
 # %% [markdown]
-# ## Running it
+# ## The run's file
 #
-# Presets `--quick` (the tests), the default (minutes on a laptop) and `--full` (5 paired seeds,
-# for 2 CPU cores; `--data cifar10` has its own, for a GPU); a flag overrides its preset. The
-# text part runs when named (`--parts text`, a default of its own); a non-default or partial
-# run's file names carry its flags (under `runs/` unless `--out`).
+# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
-DIGITS = dict(             # the default run on scikit-learn's digits
-    sides=[8, 16],         # frame sides in pixels; T = (side / patch)^2 patch tokens + CLS
-    heads=[1, 2, 4, 8],    # head counts h of both sweeps
-    head_dim=8,            # d of part fixed-head-dim (its width is h d)
-    width=32,              # E of part fixed-width (its d is E / h; h must divide E)
-    layers=2,              # transformer blocks
-    seeds=2,               # seeds per configuration, paired across h
-    steps=600,             # training steps per run
-    batch_size=64,         # images per step
-    lr=3e-3,               # AdamW's peak learning rate (warm-up, then cosine to zero)
-    n_train=1500,          # training images
-    n_valid=297,           # held-out images (1500 + 297: all 1,797 digits)
-    patch=2,               # patch side P in pixels
-    text_T=[8, 16, 32],    # part text: passages per query (1 positive, T - 1 hard negatives)
-    text_steps=360,        # part text: training steps per run (3 minutes in all)
-)
-CIFAR10 = dict(DIGITS,     # the default run on CIFAR-10 (a GPU is needed)
-               sides=[32, 64], head_dim=16, width=64, layers=4, steps=5000, batch_size=128,
-               lr=1e-3, n_train=50000, n_valid=10000, patch=8)
-QUICK = dict(sides=[8, 12], heads=[1, 2], head_dim=4, width=8, layers=1, steps=30, batch_size=32,
-             n_train=200, n_valid=60, text_T=[4, 8], text_steps=30)  # --quick's changes: seconds
-PRESETS = {
-    "digits": {
-        "quick": dict(DIGITS, **QUICK),
-        "default": DIGITS,
-        "full": dict(DIGITS, seeds=5, steps=1500,   # the reference: 5 paired seeds, T = 64 learns
-                     text_T=[8, 16, 32, 64], text_steps=1000),   # text: 45 minutes at most
-    },
-    "cifar10": {  # the paper's grid with --full (Section 6.2, Appendix B.3); a GPU is needed
-        "quick": dict(CIFAR10, **dict(QUICK, sides=[32, 40])),
-        "default": CIFAR10,
-        "full": dict(CIFAR10, sides=[64, 96, 128, 192, 256],
-                     heads=[1, 2, 4, 8, 10, 11, 12, 13, 14, 16, 20, 24], width=128, seeds=3,
-                     steps=20000, text_T=[8, 16, 32, 64]),  # T = 65 ... 1025, the paper's h
-    },
-}
-MAX_PATCHES_PER_SIDE = 64  # frames of at most 64 x 64 patches (T = 4096)
-MAX_TEXT_T = 256           # passages per query, well below the corpus's ~1,200
-
-
-def build_parser():
-    """Every flag of this file, with its help (python 07_real_data.py --help)."""
-    parser = helpers.make_parser(__doc__.split("\n")[0], full=(
-        "5 seeds, 1,500 steps (text: T up to 64, 1,000 steps), sized for 2 CPU cores; with "
-        "--data cifar10 the paper's image grid, for a GPU"))
-    add, integer, ints = parser.add_argument, helpers.positive_int, helpers.int_list
-    add("--data", choices=["digits", "cifar10"], default="digits", help="digits: scikit-learn's "
-        "bundled 8x8 digits (default, no download); cifar10: the official archive in --data-dir")
-    add("--data-dir", type=Path, help="folder holding cifar-10-python.tar.gz")
-    add("--sides", type=ints, help="frame sides in pixels, multiples of --patch, e.g. 8,16")
-    add("--heads", type=ints, help="head counts h of both sweeps, e.g. 1,2,4,8")
-    add("--head-dim", type=integer, help="head dimension of the fixed-head-dimension sweep")
-    add("--width", type=integer, help="total width E of the fixed-width sweep (head counts that "
-        "do not divide it are left out of that sweep)")
-    add("--layers", type=integer, help="transformer layers of the image models")
-    add("--patch", type=integer, help="patch side P in pixels")
-    add("--batch-size", type=integer, help="images (queries) per step")
-    add("--lr", type=helpers.positive_float, help="peak learning rate")
-    add("--text-T", type=ints, help="part text: passages per query (the positive and T - 1 hard "
-        "negatives), e.g. 8,16,32")
-    add("--text-steps", type=integer, help="part text: training steps per run")
-    helpers.add_training_flags(parser)
-    helpers.add_parts_flag(parser, PARTS)
-    parser.set_defaults(n_train=None, n_valid=None)
-    return parser
-
-
-def config(argv=None):
-    """Parse the flags, fill the unset ones from the chosen preset, and check before any
-    work that the run they describe can finish (else one line, exit 2)."""
-    parser = build_parser()
-    known, _ = parser.parse_known_args(helpers.cli_argv() if argv is None else argv)
-    args = helpers.config(parser, PRESETS[known.data], argv, parts=PARTS)
-    size = IMAGE_SIDE[args.data]
-    if args.data == "cifar10" and args.data_dir is None:
-        helpers.refuse(parser, "--data-dir", "--data cifar10 needs the folder that holds (or "
-                       f"will hold) {CIFAR10_FILE}")
-    if args.data == "digits" and args.n_train + args.n_valid > DIGITS_AVAILABLE:
-        helpers.refuse(parser, "--n-train", f"--n-train + --n-valid is at most the "
-                       f"{DIGITS_AVAILABLE} digits, got {args.n_train} + {args.n_valid}")
-    if args.patch > size:
-        helpers.refuse(parser, "--patch", f"at most the image side {size}")
-    bad = [side for side in args.sides if side < size or side % args.patch]
-    if bad:
-        helpers.refuse(parser, "--sides", f"{bad}: each side must hold the {size}x{size} image "
-                       f"and be a multiple of --patch {args.patch}",
-                       smallest=math.ceil(size / args.patch) * args.patch)
-    if max(args.sides) // args.patch > MAX_PATCHES_PER_SIDE:
-        helpers.refuse(parser, "--sides", f"at most {MAX_PATCHES_PER_SIDE * args.patch} "
-                       f"({MAX_PATCHES_PER_SIDE ** 2} patches)")
-    if not 2 <= min(args.text_T) <= max(args.text_T) <= MAX_TEXT_T:
-        helpers.refuse(parser, "--text-T", f"each from 2 (a choice) to {MAX_TEXT_T}", 2)
-    if {"fixed-width", "text"} & set(args.parts) and not fixed_width_shapes(args):
-        helpers.refuse(parser, "--width", f"no head count in --heads {args.heads} divides it; "
-                       f"the fixed-width sweep would be empty", smallest=max(args.heads))
-    if args.seeds < 2:
-        helpers.refuse(parser, "--seeds", "paired differences need two seeds or more", 2)
-    return args
-
-
-IMAGES_FIGURE = {"07_heads_on_images": lambda result, args: plot_sweeps(  # both image parts'
-    result["accuracy"], "training images at new placements", "CLS")}
-PARTS = {
-    "fixed-head-dim": helpers.Part(run_fixed_head_dim, lambda result, args: report_sweep(
-        result, "fixed-head-dim", args.seeds), IMAGES_FIGURE),
-    "fixed-width": helpers.Part(run_fixed_width, report_fixed_width, IMAGES_FIGURE),
-    "text": helpers.Part(run_text, report_text, {"07_text_retrieval": plot_text},
-                         by_default=False),   # a default of its own: --parts text
-}
-
-
-def main(args):
-    """Run the parts args.parts names (default: both sweeps); every number, JSON-ready."""
-    return helpers.run_parts(PARTS, args)
-
-
 if __name__ == "__main__":
-    args = config()
-    try:
-        helpers.run_script("07_real_data", main, PARTS, args, named=("data",),
-                           suffix="_cifar10" if args.data == "cifar10" else "")
-    except ArchiveError as error:  # a missing or corrupt CIFAR-10 archive: one line, exit 2
-        print(f"07_real_data.py: error: argument --data-dir: {error}", file=sys.stderr)
-        sys.exit(2)
+    run.finish()

@@ -1,54 +1,33 @@
-"""Shared tiny helpers for the numbered concept files.
+"""What several concepts share, and a student should read: one convention each.
 
 Only what several files need lives here; each concept's own code (the task, the model, a
-construction) stays in its numbered file. Contents, in order of use:
+construction) stays in its numbered file, and the command line and the files of a run live in
+plumbing.py (nothing there teaches). Contents, in order of use:
 
     load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
-    Parser, positive_int, int_list, ... argparse with one-line errors and the common flags
-    add_training_flags                  --seeds, --steps, --n-train, --n-valid, --workers
-    add_preset_flags                    a flag for each documented preset key
-    config(parser, presets, argv)       parse flags, fill unset ones from --quick/default/--full
-    refuse(parser, flags, reason, ...)  the one-line, exit-2 answer of every pre-flight check
-    cli_argv()                          the command-line arguments, or [] inside a notebook
-    pick_device, seed_everything        "auto" -> CUDA when available; one seeding helper
+    seed_everything                     the one seeding helper
     nmse, count_parameters              paper A's metric; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
-    Block                               a pre-LN block with H heads of dimension d (06 and 07)
+    truncate_qk                         a head's score W_Q^T W_K cut to rank r (files 05 and 06)
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, LossLog, step
     train_regression                    fit() on MSE mini-batches, held-out NMSE
-    run_sweep                           independent training runs in CPU processes, costliest first
-    Part, add_parts_flag, run_parts     a file's experiments; --parts runs only the named ones
-    run_script                          a script's whole run: parts, printout, figures, JSON
-    run_main                            main(args); a non-finite number ends it in one line
-    output_suffix                       what a run's file names say about its flags
-    save_results, save_figure           atomic JSON (finite numbers only) and PNG under --out
-    label_log_axis, progress            plain log-axis ticks; one line per finished config
+    label_log_axis                      plain log-axis ticks
 """
 
-import argparse
-import functools
 import importlib.util
-import json
 import math
-import multiprocessing
-import os
 import random
 import sys
-import tempfile
-import time
 from pathlib import Path
-from typing import Callable, NamedTuple
 
 import numpy as np
 import scipy.stats
 import torch
-from torch import nn
 
 ROOT = Path(__file__).resolve().parent
-RUNS = ROOT / "runs"  # the default --out: git ignores it; `--out .` refreshes the committed files
 
 
 # ----------------------------------------------------------------------------------------------
@@ -66,198 +45,8 @@ def load_concept(name):
 
 
 # ----------------------------------------------------------------------------------------------
-# Command-line flags
+# Seeds
 # ----------------------------------------------------------------------------------------------
-class Parser(argparse.ArgumentParser):
-    """argparse, but a bad value ends with ONE line naming the flag, and exit code 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
-
-
-def positive_int(text):
-    """An integer >= 1 (for sizes, steps, counts)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def positive_float(text):
-    """A finite number > 0 (for learning rates, sharpness, scales)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
-
-
-def seed_int(text):
-    """A seed: a whole number from 0 to 2**32 - 1 (the range NumPy and torch both accept)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {2**32 - 1}, got {value}")
-    return value
-
-
-def int_list(text):
-    """A comma-separated list of integers >= 1, e.g. "8,32,128" (for sweep dimensions)."""
-    return [positive_int(part) for part in _items(text)]
-
-
-def float_list(text):
-    """A comma-separated list of numbers > 0, e.g. "1,4,16"."""
-    return [positive_float(part) for part in _items(text)]
-
-
-def _items(text):
-    """The items of "8,32,128"; an empty list or an empty item ("8,,32", "8,") is refused."""
-    items = [part.strip() for part in text.split(",")]
-    if not all(items):
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list of values "
-                                         f"without empty items, got {text!r}")
-    return items
-
-
-def make_parser(description, full="the paper's scale (a GPU is recommended)"):
-    """The parser every numbered file starts from, with the common flags already added; `full`
-    says what --full runs (and where) in this file."""
-    parser = Parser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    preset = parser.add_mutually_exclusive_group()
-    preset.add_argument("--quick", action="store_true",
-                        help="tiny sizes that run in seconds (what the tests use; also QUICK=1)")
-    preset.add_argument("--full", action="store_true", help=full)
-    parser.add_argument("--device", default=os.environ.get("DEVICE", "auto"),
-                        help="auto (CUDA when available, else CPU), cpu or cuda "
-                             "(default: auto, or $DEVICE when set)")
-    parser.add_argument("--seed", type=seed_int, default=0,
-                        help="base random seed, 0 .. 2**32 - 1 (default: 0)")
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", RUNS)),
-                        help="folder that receives results/ and figures/ (default: runs/, "
-                             "which git ignores, or $OUT when set); `--out .` from the "
-                             "repository's root refreshes the committed results and figures")
-    return parser
-
-
-def add_training_flags(parser):
-    """The flags every training sweep shares; unset ones come from the presets."""
-    parser.add_argument("--seeds", type=positive_int, help="seeds per configuration")
-    parser.add_argument("--steps", type=positive_int, help="training steps per run")
-    parser.add_argument("--n-train", type=positive_int,
-                        help="training sequences per length (at least 2)")
-    parser.add_argument("--n-valid", type=positive_int,
-                        help="validation sequences per length (at least 2)")
-    parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
-                        help="parallel training processes on the CPU (default: all cores)")
-
-
-def add_preset_flags(parser, presets, meanings):
-    """A flag for every preset key in `meanings` ({"fixed_heads": "what it means", ...}): the
-    key with dashes (--fixed-heads), its type read from the default preset's value (a list of
-    whole numbers, a whole number or a number, each > 0), `meanings` as its help. Unset, it
-    takes the preset's value (config)."""
-    for key, meaning in meanings.items():
-        value = presets["default"][key]
-        kind = (int_list if all(isinstance(v, int) for v in value) else float_list) \
-            if isinstance(value, list) else positive_int if isinstance(value, int) \
-            else positive_float
-        parser.add_argument("--" + key.replace("_", "-"), type=kind, help=meaning)
-
-
-def config(parser, presets, argv=None, parts=None):
-    """Parse flags, then fill every flag left unset (None) from the chosen preset.
-
-    presets = {"quick": {...}, "default": {...}, "full": {...}}: one dict of sweep sizes each.
-    QUICK=1 in the environment selects the quick preset too (used to run notebooks fast).
-    parts: the file's PARTS when it has a --parts flag (add_parts_flag); args.parts becomes the
-    list of parts to run, in the file's order. args.changed lists the flags whose value differs
-    from the preset's (output_suffix names the files after them).
-    """
-    args = parser.parse_args(cli_argv() if argv is None else argv)
-    if args.quick or os.environ.get("QUICK") == "1":
-        args.preset = "quick"
-    else:
-        args.preset = "full" if args.full else "default"
-    for key, value in presets[args.preset].items():
-        if getattr(args, key, None) is None:
-            setattr(args, key, value)
-    try:
-        args.device = str(pick_device(args.device))
-    except ValueError as error:
-        parser.error(f"argument --device: {error}")
-    check_out(parser, args.out)
-    for flag in ("n_train", "n_valid"):  # the flags of add_training_flags
-        value = getattr(args, flag, None)
-        if value is not None and value < 2:  # NMSE divides by a variance, standardising by a std
-            refuse(parser, "--" + flag.replace("_", "-"), f"a variance needs at least two "
-                   f"samples, got {value}", smallest=2)
-    if parts is not None:
-        args.parts = chosen_parts(parser, parts, args.parts)
-    args.changed = [action.dest for action in parser._actions
-                    if action.dest not in NOT_IN_FILE_NAMES and action.option_strings
-                    and getattr(args, action.dest, None) != presets[args.preset].get(
-                        action.dest, action.default)]
-    return args
-
-
-# Flags that change where or how fast a run goes, not its numbers (or that name it otherwise).
-NOT_IN_FILE_NAMES = {"help", "quick", "full", "device", "workers", "out", "parts", "data_dir"}
-
-
-def refuse(parser, flags, reason, smallest=None):
-    """End a run before any work: one line naming the flag(s) and the reason, exit code 2.
-
-    smallest: the smallest value of the (first) flag that would be accepted given the others,
-    when there is one, so the user knows what to type instead; "--other VALUE" when the fix is
-    to raise another flag (e.g. --d when --D is larger than it).
-    """
-    parser.error(f"argument {flags}: {reason}"
-                 + ("" if smallest is None else f"; smallest accepted: {smallest}"))
-
-
-def check_out(parser, out):
-    """--out must be a folder we can create and write in (checked before any work)."""
-    out = Path(out)
-    existing = next(folder for folder in (out, *out.parents) if folder.exists())
-    if not existing.is_dir():
-        refuse(parser, "--out", f"{existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        refuse(parser, "--out", f"cannot write in {existing}")
-
-
-def cli_argv():
-    """sys.argv[1:] for a script; [] inside a Jupyter kernel, whose arguments are its own.
-
-    The kernel is recognised by its launcher (python -m ipykernel_launcher -f ...), not by
-    ipykernel being imported: a test process may import it without being a kernel."""
-    in_kernel = Path(sys.argv[0]).stem == "ipykernel_launcher"
-    return [] if in_kernel else sys.argv[1:]
-
-
-# ----------------------------------------------------------------------------------------------
-# Device and seeds
-# ----------------------------------------------------------------------------------------------
-def pick_device(name="auto"):
-    """"auto" -> CUDA when available, else CPU. Raises ValueError for a device we cannot use."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cpu":
-        return torch.device("cpu")
-    if name == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError("cuda was asked for but this machine has no CUDA device")
-        return torch.device("cuda")
-    raise ValueError(f"expected auto, cpu or cuda, got {name!r}")
-
-
 def seed_everything(seed):
     """Seed Python, NumPy and torch (CPU and CUDA); the same seed gives the same numbers on CPU."""
     random.seed(seed)
@@ -306,47 +95,13 @@ def attention_weights(scores, scale, cap=None, mask=None):
     return logits.softmax(dim=-1)
 
 
-# ----------------------------------------------------------------------------------------------
-# A pre-layer-norm transformer block (files 06 and 07)
-# ----------------------------------------------------------------------------------------------
-class Block(nn.Module):
-    """Pre-LN block with n_heads heads of dimension head_dim: u <- u + MHA(LN(u)), then
-    u <- u + MLP(LN(u)); logits scaled by 1/sqrt(head_dim). File 06 stacks it with a causal
-    mask (AllocatedTransformer), file 07 without one (its vision transformer)."""
-
-    def __init__(self, width, n_heads, head_dim):
-        super().__init__()
-        scale = 1 / math.sqrt(width)
-        self.n_heads, self.head_dim = n_heads, head_dim
-        self.W_Q = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)  # [H, d, E]
-        self.W_K = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
-        self.W_V = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
-        self.W_O = nn.Linear(n_heads * head_dim, width, bias=False)
-        self.norm_attention, self.norm_mlp = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
-                                 nn.Linear(4 * width, width))
-
-    def attention(self, u, mask, last_only=False):
-        """Multi-head attention: u [B, T, E], mask [T, T] (True = not allowed) or None
-        -> [B, T, E]; with last_only, the last position's output alone, [B, 1, E]."""
-        asking = u[:, -1:] if last_only else u                             # [B, T', E]
-        q = torch.einsum("bte,hde->bhtd", asking, self.W_Q)                # queries [B, H, T', d]
-        k = torch.einsum("bte,hde->bhtd", u, self.W_K)                     # keys    [B, H, T, d]
-        v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # values  [B, H, T, d]
-        if last_only and mask is not None:
-            mask = mask[-1:]
-        weights = attention_weights(q @ k.transpose(-1, -2),                # [B, H, T', T]
-                                    1 / math.sqrt(self.head_dim), mask=mask)
-        heads = weights @ v                                                # [B, H, T', d]
-        return self.W_O(heads.transpose(1, 2).flatten(2))                 # concat, W_O
-
-    def forward(self, u, mask, last_only=False):
-        """u [B, T, E] -> [B, T, E], or [B, 1, E] with last_only (file 06's regression models
-        read only the last position)."""
-        normed = self.norm_attention(u)
-        u = u[:, -1:] if last_only else u
-        u = u + self.attention(normed, mask, last_only)
-        return u + self.mlp(self.norm_mlp(u))
+def truncate_qk(W_Q, W_K, rank):
+    """(W_Q', W_K') of head dimension `rank` with W_Q'^T W_K' the best rank-r approximation of
+    W_Q^T W_K (its SVD cut to r; file 05, part d, explains it; file 06 applies it by layer).
+    W_Q, W_K [d, p] -> [r, p], [r, p]."""
+    U, S, Vh = torch.linalg.svd(W_Q.T @ W_K)                                # [p, p] coupling
+    root = S[:rank].sqrt()
+    return root[:, None] * U[:, :rank].T, root[:, None] * Vh[:rank]         # [r, p], [r, p]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -522,170 +277,6 @@ def diverged(name, loss, step, lr):
             f"(peak learning rate {lr:g}); the optimisation diverged, a smaller --lr may help")
 
 
-def numbered(train, item):
-    """(index, train(run)) for item = (index, run): run_sweep's unit of work."""
-    index, run = item
-    return index, train(run)
-
-
-def run_sweep(runs, workers, train, label, cost):
-    """Train every run with train(run); on the CPU in `workers` processes with one thread each,
-    the costliest runs first by cost(run) (a guess at its seconds, only for scheduling). Prints
-    label(result) as each finishes and returns the results in the order of `runs`, however
-    the workers happen to finish."""
-    costliest_first = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
-    started, results = time.perf_counter(), {}
-
-    def finished(index, result):
-        results[index] = result
-        progress(len(results), len(runs), label(result), started)
-
-    if workers > 1 and runs[0]["device"] == "cpu":
-        torch.optim.AdamW([torch.zeros(1, requires_grad=True)])  # its lazy imports, once, here:
-        context = multiprocessing.get_context("fork")  # the forked workers inherit them
-        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            for index, result in pool.imap_unordered(functools.partial(numbered, train),
-                                                     costliest_first):
-                finished(index, result)
-    else:
-        if workers > 1:
-            print(f"on {runs[0]['device']} the runs go one after another in this process "
-                  f"(--workers sets CPU processes)", flush=True)
-        for item in costliest_first:
-            finished(*numbered(train, item))
-    return [results[index] for index in range(len(runs))]
-
-
-# ----------------------------------------------------------------------------------------------
-# A file's parts, and a script's whole run
-# ----------------------------------------------------------------------------------------------
-class Part(NamedTuple):
-    """One experiment of a numbered file, defined where its prose is.
-
-    run(args, result) -> {JSON key: value}: its numbers (result holds the earlier parts' keys,
-    for a part that reads them; a key starting with "_", such as trained models, is passed to
-    the later parts but not written); report(result, args) prints them; figures: {figure name:
-    plot(result, args) -> a matplotlib figure, or None to draw nothing; a figure that several
-    parts name is drawn once, after all of them, from whatever ran}; needs: the parts whose
-    results it reads (--parts runs them too); by_default: False for a part that runs only
-    when --parts names it (07's text part, a default of its own)."""
-    run: Callable
-    report: Callable
-    figures: dict
-    needs: tuple = ()
-    by_default: bool = True
-
-
-def default_parts(parts):
-    """The parts a run without --parts runs, in the file's order."""
-    return [name for name, part in parts.items() if part.by_default]
-
-
-def add_parts_flag(parser, parts):
-    """--parts a,c: rerun only the named parts of a file (default: all, in the file's order)."""
-    parser.add_argument("--parts", help=f"only these parts, comma-separated: "
-                                        f"{','.join(parts)} (default: "
-                                        f"{','.join(default_parts(parts))})")
-
-
-def chosen_parts(parser, parts, text):
-    """The parts --parts names, with the parts they need, in the file's order; one line and
-    exit 2 for an unknown or empty name."""
-    if text is None:
-        return default_parts(parts)
-    asked = [name.strip() for name in text.split(",")]
-    unknown = [name for name in asked if name not in parts]
-    if unknown:
-        refuse(parser, "--parts", f"unknown part {unknown[0]!r}; this file's parts are "
-               f"{', '.join(parts)}")
-    for name in list(asked):
-        asked += parts[name].needs
-    return [name for name in parts if name in asked]
-
-
-def run_parts(parts, args):
-    """main(args) of a file with parts: every part in args.parts, in order; one dict (without
-    the "_" keys the parts passed to each other)."""
-    result = {}
-    for name in getattr(args, "parts", None) or default_parts(parts):
-        result.update(parts[name].run(args, result))
-    return {key: value for key, value in result.items() if not key.startswith("_")}
-
-
-def run_script(stem, main, parts, args, named=(), suffix=""):
-    """A script's whole run: main(args), then each part's printout and figures, then the JSON.
-
-    Its wall_time_s is this whole run, timed the same way in every file: from here (the flags
-    are parsed) to the JSON's write, printout and figures included. File names carry
-    output_suffix(args, named) after `suffix`, so a partial or non-default run never lands on
-    the file of the default run."""
-    started = time.perf_counter()
-    print(f"device: {args.device}   preset: {args.preset}", flush=True)
-    result = run_main(main, args)
-    suffix += output_suffix(args, named, parts)
-    figures = {}
-    for name in getattr(args, "parts", None) or default_parts(parts):
-        parts[name].report(result, args)
-        figures.update(parts[name].figures)                # a shared figure: drawn once
-    for figure_name, plot in figures.items():
-        figure = plot(result, args)
-        if figure is not None:
-            save_figure(figure, figure_name + suffix, args)
-    path = save_results(stem + suffix, result, args, time.perf_counter() - started)
-    print(f"wrote {path} in {time.perf_counter() - started:.1f} s")
-    return result
-
-
-def output_suffix(args, named=(), parts=None):
-    """"" for a default run; else what differs, e.g. "_steps100_T8-32", "_full", "_parts_b".
-
-    named: flags the file already names in its own suffix (02's _D3, _E32, ...)."""
-    def text(value):
-        if isinstance(value, (list, tuple)):
-            return "-".join(text(v) for v in value)
-        return Path(value).stem if isinstance(value, Path) else f"{value:g}" \
-            if isinstance(value, float) else str(value)
-
-    words = [f"{flag}{text(getattr(args, flag))}" for flag in getattr(args, "changed", [])
-             if flag not in named and not isinstance(getattr(args, flag), bool)]
-    if args.preset != "default":
-        words.append(args.preset)
-    asked = getattr(args, "parts", None)
-    if parts is not None and asked and list(asked) != default_parts(parts):
-        words.append("parts_" + "_".join(asked))
-    return "".join(f"_{word}" for word in words)
-
-
-def run_main(main, args):
-    """main(args). A non-finite loss, or a NaN/infinity among the results, ends the script
-    with one line and exit 1, before anything is printed, plotted or written."""
-    try:
-        result = main(args)
-    except NonFiniteLoss as error:
-        sys.exit(f"stopped: {error}")
-    bad = first_non_finite(result)
-    if bad:
-        sys.exit(f"stopped: the result {bad[0]} is {bad[1]}; nothing was written")
-    return result
-
-
-def first_non_finite(value, key="result"):
-    """(key path, value) of the first NaN or infinity in nested dicts/lists, else None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return key, value
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, (list, tuple)):
-        items = enumerate(value)
-    else:
-        return None
-    for name, item in items:
-        found = first_non_finite(item, f"{key}[{name!r}]")
-        if found:
-            return found
-    return None
-
-
 @torch.no_grad()
 def evaluate_nmse(model, data, batch_size=4096):
     """NMSE of model on (x, y), evaluated in chunks without gradients."""
@@ -697,49 +288,6 @@ def evaluate_nmse(model, data, batch_size=4096):
     return nmse(prediction.cpu(), y.cpu())
 
 
-# ----------------------------------------------------------------------------------------------
-# Writing results and figures
-# ----------------------------------------------------------------------------------------------
-def save_results(stem, numbers, args, wall_time_s):
-    """Write OUT/results/<stem>.json atomically (temporary file, then rename).
-
-    Stores the numbers with the config that produced them, the device, torch's and Python's
-    versions and the wall time of the whole run (run_script), so every figure and README number
-    can be traced to a run. Returns the path.
-    Strict JSON: a NaN or infinity anywhere raises ValueError naming its key (nothing written).
-    """
-    folder = Path(args.out) / "results"
-    folder.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "script": f"{stem}.py",
-        "config": {k: _portable(v) for k, v in vars(args).items()},
-        "device": args.device,
-        "torch_version": torch.__version__,
-        "python_version": sys.version.split()[0],   # 06's corpus ships with Python
-        "wall_time_s": round(wall_time_s, 2),
-        **numbers,
-    }
-    bad = first_non_finite(payload, stem)
-    if bad:
-        raise ValueError(f"{bad[0]} is {bad[1]}: refusing to write a non-finite number")
-    path = folder / f"{stem}.json"
-    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
-        json.dump(payload, handle, indent=1, allow_nan=False)
-    os.chmod(handle.name, 0o644)  # readable like any other file (temporary files are private)
-    os.replace(handle.name, path)
-    return path
-
-
-def _portable(value):
-    """A path inside the repository as a relative string (no machine-specific prefix)."""
-    if not isinstance(value, Path):
-        return value
-    try:
-        return str(value.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(value)
-
-
 def label_log_axis(axis, values, which="x"):
     """Ticks of a log axis at the given values, labelled plainly (8, 32, 128), no minor labels."""
     import matplotlib.ticker as ticker
@@ -747,22 +295,3 @@ def label_log_axis(axis, values, which="x"):
     target.set_major_locator(ticker.FixedLocator(values))
     target.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in values]))
     target.set_minor_formatter(ticker.NullFormatter())
-
-
-def save_figure(figure, name, args):
-    """Save a matplotlib figure as OUT/figures/<name>.png atomically; returns the path."""
-    folder = Path(args.out) / "figures"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.png"
-    temporary = folder / f".{name}.tmp.png"
-    figure.savefig(temporary, dpi=120, bbox_inches="tight")
-    os.replace(temporary, path)
-    return path
-
-
-# ----------------------------------------------------------------------------------------------
-# Progress
-# ----------------------------------------------------------------------------------------------
-def progress(done, total, text, started):
-    """Print one line per finished config of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
-    print(f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)", flush=True)

@@ -506,8 +506,8 @@ def ex07_width_share(answer):
 
 
 def _text():
-    """07's committed text run (--full when committed, else the default text run), or None."""
-    for stem in ("07_real_data_full_parts_text", "07_real_data_parts_text"):
+    """07a's committed text run (--full when committed, else the default run), or None."""
+    for stem in ("07a_text_retrieval_full", "07a_text_retrieval"):
         if (REPOSITORY / "results" / f"{stem}.json").exists():
             return _committed(stem)["text"]
     return None

@@ -11,14 +11,17 @@ import helpers  # noqa: E402
 
 
 RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s"}
+# The side studies' notebooks replay their committed runs (hours of training otherwise).
+REPLAYED = {stem: f"--replay ../results/{stem}.json"
+            for stem in ("02a_recipe_study", "02b_directions_study")}
 
 
 @pytest.fixture(scope="session")
 def notebook_run(tmp_path_factory):
     """notebook_run(stem): the JSON of notebooks/<stem>.ipynb executed once per session with
-    QUICK=1 (the file's --quick run, as a reader's notebook runs it). tests/test_notebooks.py
-    checks that it runs; each file's test_main_quick checks its numbers, so the quick run is
-    not trained twice."""
+    QUICK=1 (the file's --quick run, as a reader's notebook runs it), with its cells' outputs
+    under "outputs". tests/test_notebooks.py checks that it runs; each file's test_main_quick
+    checks its numbers, so the quick run is not trained twice."""
     import json
     import os
 
@@ -28,8 +31,9 @@ def notebook_run(tmp_path_factory):
 
     def run(stem):
         if stem not in done:
-            saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND")}
-            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernel's env
+            saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND", "ARGS")}
+            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg",   # the kernel's env
+                              ARGS=REPLAYED.get(stem, ""))
             try:
                 notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
                 NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
@@ -37,7 +41,10 @@ def notebook_run(tmp_path_factory):
             finally:
                 for key, value in saved.items():
                     os.environ.pop(key) if value is None else os.environ.update({key: value})
-            done[stem] = json.loads((out / "results" / f"{stem}_quick.json").read_text())
+            written = out / "results" / f"{stem}_quick.json"      # a replay writes nothing
+            done[stem] = json.loads(written.read_text()) if stem not in REPLAYED else {}
+            done[stem]["outputs"] = [output for cell in notebook.cells
+                                     for output in cell.get("outputs", [])]
         return done[stem]
     return run
 
@@ -48,6 +55,24 @@ def quick_args(tmp_path):
     def make(module, *flags):
         return module.config(["--quick", "--out", str(tmp_path), "--device", "cpu", *flags])
     return make
+
+
+def run_quick(name, out, *flags):
+    """Run `python NAME.py --quick --device cpu --out OUT FLAGS` in this process (the script's
+    cells top to bottom, as a user's command line runs them); the JSON it wrote."""
+    import json
+    import runpy
+    import matplotlib
+    matplotlib.use("agg")
+    saved = sys.argv
+    sys.argv = [str(ROOT / f"{name}.py"), "--quick", "--device", "cpu", "--out", str(out), *flags]
+    try:
+        runpy.run_path(str(ROOT / f"{name}.py"), run_name="__main__")
+    finally:
+        sys.argv = saved
+    written = sorted((Path(out) / "results").glob("*.json"))
+    assert len(written) == 1, written
+    return json.loads(written[0].read_text())
 
 
 def run_script(name, *flags, timeout=120):

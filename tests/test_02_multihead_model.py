@@ -1,14 +1,16 @@
-"""02_multihead_model.py: eq. 4 against a slow loop, parameter counts, training, the script."""
-import json
+"""02_multihead_model.py (and its side studies): eq. 4 against a slow loop, parameter counts,
+training, the script."""
 import math
 
 import pytest
 import torch
 
 import helpers
+import plumbing
 from conftest import assert_rejected, run_script
 
 model_file = helpers.load_concept("02_multihead_model")
+directions = helpers.load_concept("02b_directions_study")
 
 
 def slow_eq4(model, x):
@@ -51,7 +53,7 @@ def test_shapes_and_attention_sums_to_one():
 
 
 def test_total_width_sets_head_dim():
-    model = model_file.MultiHeadModel(n_heads=3, total_width=32)
+    model = model_file.MultiHeadModel(n_heads=3, head_dim=8, width=32, total_width=32)
     assert model.head_dim == 11  # ceil(32 / 3), as in paper Table 3 (E = 33)
     assert model(torch.randn(2, 16, 4)).shape == (2,)
 
@@ -75,8 +77,9 @@ def test_reversal_score_by_hand():
 
 def quick_run(h, D=2, seed=0, steps=400):
     return model_file.train_one(dict(model_file.RECIPE, T=8, h=h, seed=seed, D=D,
-                                     total_width=None, layers=1, steps=steps, n_train=2000,
-                                     n_valid=500, data_seed=0, device="cpu"))
+                                     directions="gaussian", total_width=None, layers=1,
+                                     steps=steps, n_train=2000, n_valid=500, data_seed=0,
+                                     device="cpu"))
 
 
 def test_training_lowers_nmse_and_is_reproducible():
@@ -91,8 +94,8 @@ def test_h_equal_D_is_not_worse_than_h_below_D():
 
 def test_main_quick(quick_args):
     args = quick_args(model_file, "--D", "2", "--heads", "1,2", "--workers", "2")
-    result = model_file.main(args)
-    json.dumps(result)
+    result = model_file.sweep(args)
+    assert plumbing.first_non_finite(result) is None                # every number is finite
     assert set(result["nmse"]["8"]) == {"1", "2"}
     assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
     assert set(result["mechanism"]) == {"1", "2"}
@@ -132,7 +135,7 @@ def test_reversal_scores_from_min_and_mean_of_a_table():
 
 def test_standard_two_layer_block_with_zero_weights_is_the_readout_of_the_cls():
     torch.manual_seed(0)
-    model = model_file.MultiHeadModel(n_heads=2, total_width=32, n_layers=2)
+    model = model_file.MultiHeadModel(n_heads=2, head_dim=8, width=32, total_width=32, n_layers=2)
     with torch.no_grad():
         for layer in model.layers:
             for weight in (layer.W_Q, layer.W_K, layer.W_V, layer.W_O.weight):
@@ -188,7 +191,8 @@ def test_summarise_uses_the_sample_std_like_every_file():
 def test_every_run_of_a_variant_or_a_changed_flag_gets_its_own_file_name(tmp_path):
     def name(*flags):
         args = model_file.config(["--out", str(tmp_path), *flags])
-        return model_file.variant(args) + helpers.output_suffix(args, model_file.VARIANT_FLAGS)
+        return model_file.variant(args) + plumbing.output_suffix(args, model_file.PARTS,
+                                                                 model_file.VARIANT_FLAGS)
     assert name() == ""
     assert name("--D", "3", "--total-width", "32") == "_D3_E32"
     assert name("--layers", "2", "--total-width", "32", "--T", "8,32") == "_E32_L2_T8-32"
@@ -204,10 +208,10 @@ def test_directions_study_ratios_and_verdict_on_made_up_runs(quick_args, monkeyp
     def made_up(runs, workers, train, label, cost):
         return [dict(run, valid_nmse=factor[run["directions"]] * model_file.PAPER_TABLE_2[
             run["h"]][run["T"]] * (1 + 0.1 * (run["seed"] - 1))) for run in runs]
-    monkeypatch.setattr(helpers, "run_sweep", made_up)
-    args = quick_args(model_file, "--directions-study", "--seeds", "3")
-    result = model_file.directions_study(args)
-    assert result["steps"] == args.steps * model_file.DIRECTION_STEP_FACTOR
+    monkeypatch.setattr(plumbing, "run_sweep", made_up)
+    args = quick_args(directions, "--seeds", "3")
+    result = directions.directions_study(args)
+    assert result["steps"] == args.steps * directions.DIRECTION_STEP_FACTOR
     for kind, reading in result["readings"].items():
         rows = {(row["T"], row["h"]): row for row in reading["cells"]}
         assert set(rows) == {(8, 1), (8, 2), (8, 3), (8, 4)}          # --quick: T = 8 only
@@ -224,9 +228,21 @@ def test_directions_study_ratios_and_verdict_on_made_up_runs(quick_args, monkeyp
     assert result["closest"] == "gaussian"
 
 
-@pytest.mark.parametrize("flags, flag_name", [
-    (["--directions-study", "--recipe"], "--directions-study"),
-    (["--directions-study", "--directions", "random"], "--directions"),
-    (["--directions", "diagonal"], "--directions")])
-def test_directions_study_refuses_flags_it_would_ignore(flags, flag_name):
-    assert_rejected("02_multihead_model", flags, flag_name)
+def test_directions_study_refuses_flags_it_would_ignore():
+    assert_rejected("02b_directions_study", ["--directions", "random"], "--directions")
+    assert_rejected("02_multihead_model", ["--directions", "diagonal"], "--directions")
+
+
+def test_a_default_lives_in_one_place(tmp_path, monkeypatch):
+    """A setting's row is its flag's help, the run's value and the recipe files 03 and 04 read:
+    change the row, and all of them follow."""
+    monkeypatch.delenv("QUICK", raising=False)
+    row = model_file.SETTINGS["lr"]
+    assert model_file.RECIPE["lr"] == row.default
+    monkeypatch.setitem(model_file.SETTINGS, "lr", row._replace(default=3e-3))
+    parser = plumbing.build_parser(model_file.SETTINGS)
+    assert "(default: 0.003)" in next(a.help for a in parser._actions if a.dest == "lr")
+    args = model_file.config(["--out", str(tmp_path)])
+    assert args.lr == 3e-3 and "lr" not in args.changed               # the default, not a flag
+    assert model_file.base_run(args)["lr"] == 3e-3
+

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import helpers
-from conftest import assert_rejected
+from conftest import RUN_KEYS, assert_rejected, run_quick
 
 bounds = helpers.load_concept("03_bounds")
 
@@ -100,9 +100,10 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("03_bounds", flags, flag_name)
 
 
-def test_parts_runs_only_what_it_names(quick_args):
-    result = bounds.main(quick_args(bounds, "--parts", "b,d"))
-    assert set(result) == {"lower_bound", "corollary"}
+def test_parts_runs_only_what_it_names(tmp_path):
+    result = run_quick("03_bounds", tmp_path, "--parts", "b,d")
+    assert set(result) - RUN_KEYS == {"lower_bound", "corollary"}
+    assert result["script"] == "03_bounds_quick_parts_b_d.py"
 
 
 def test_an_unknown_part_is_refused_with_one_line():

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import helpers
-from conftest import assert_rejected
+import plumbing
+from conftest import RUN_KEYS, assert_rejected, run_quick
 
 allocation = helpers.load_concept("06_allocation")
 
@@ -30,7 +31,7 @@ def slow_attention(block, u):
 @pytest.mark.parametrize("heads, head_dim", [(1, 4), (3, 2), (4, 5)])
 def test_block_attention_equals_a_slow_loop(heads, head_dim):
     torch.manual_seed(0)
-    block = helpers.Block(width=8, n_heads=heads, head_dim=head_dim)
+    block = allocation.Block(width=8, n_heads=heads, head_dim=head_dim)
     u = torch.randn(2, 5, 8)
     with torch.no_grad():
         future = torch.ones(5, 5, dtype=torch.bool).triu(1)                # the causal mask
@@ -52,7 +53,7 @@ def test_model_is_causal():
     (48, 3, 4, 16), (96, 4, 4, 64), (256, 6, 8, 512), (10, 2, 3, 8), (7, 1, 7, 32),
     (20, 5, 1, 16), (5, 3, 3, 8)])
 def test_allocate_follows_its_rules(budget, layers_n, D, seq_len):
-    layers = allocation.allocate(budget, layers_n, D, seq_len)
+    layers = allocation.allocate(budget, layers_n, D)
     assert len(layers) == layers_n
     assert layers[0][0] == D                                   # the extraction layer: D heads
     assert all(later[1] <= layers[0][1] for later in layers[1:])  # later: no larger head dims
@@ -60,16 +61,16 @@ def test_allocate_follows_its_rules(budget, layers_n, D, seq_len):
 
 
 def test_allocate_never_exceeds_its_budget_on_a_grid():
-    """Including the inputs that once overshot (e.g. allocate(20, 5, 1, 16) gave 30)."""
+    """Including small budgets spread over many layers (e.g. allocate(20, 5, 1))."""
     checked = 0
     for budget in range(1, 200):
         for n_layers in range(1, 9):
             for D in range(1, 17):
                 if budget < D + n_layers - 1:
                     with pytest.raises(ValueError, match=f"minimum .* is {D + n_layers - 1}"):
-                        allocation.allocate(budget, n_layers, D, 64)
+                        allocation.allocate(budget, n_layers, D)
                     continue
-                layers = allocation.allocate(budget, n_layers, D, 64)
+                layers = allocation.allocate(budget, n_layers, D)
                 assert allocation.attention_budget(layers) <= budget, (budget, n_layers, D)
                 assert all(isinstance(h, int) and isinstance(d, int) and h >= 1 and d >= 1
                            for h, d in layers)
@@ -80,9 +81,9 @@ def test_allocate_never_exceeds_its_budget_on_a_grid():
 @pytest.mark.parametrize("bad", [20.0, 20.5, "20", True, 0, -3])
 def test_allocate_takes_whole_numbers_only(bad):
     with pytest.raises(ValueError, match="whole number"):
-        allocation.allocate(bad, 2, 1, 16)
+        allocation.allocate(bad, 2, 1)
     with pytest.raises(ValueError, match="whole number"):
-        allocation.allocate(20, 2, bad, 16)
+        allocation.allocate(20, 2, bad)
 
 
 def test_compared_allocations_have_exactly_equal_budgets():
@@ -203,8 +204,11 @@ def test_main_quick(notebook_run):
     args = allocation.config(["--quick"])
     result = notebook_run("06_allocation")   # the --quick run, as its notebook executes it
     for task, entry in result["comparison"].items():
+        for allocated in entry["allocations"].values():     # the budget, from the layers
+            assert allocated["budget"] == sum(h * d for h, d in allocated["layers"])
         budgets = {name: a["budget"] for name, a in entry["allocations"].items()}
         assert budgets["uniform"] == budgets["front-loaded"] == budgets["back-loaded"]
+        assert budgets["front-reduced"] < budgets["front-loaded"]   # thinner late layer
         assert all(len(a["seeds"]) == args.seeds for a in entry["allocations"].values())
     assert set(result["text"]["allocations"]) == {"uniform", "front-loaded", "back-loaded"}
     assert all(b < 7 for a in result["text"]["allocations"].values() for b in a["seeds"])
@@ -221,22 +225,25 @@ def test_main_quick(notebook_run):
     assert layers["mean"] == pytest.approx(pooled)   # equal heads per model: mean of means
     rows = result["rules"]
     assert len(rows) == 2 * 3 + 3   # b: 3 rules on each task; c: 2 and the context control
-    assert all({"rule", "evidence", "strength"} <= set(row) for row in rows)
-    assert {row["strength"] for row in rows} <= {"front-loaded better", "back-loaded better",
-                                                 "front-reduced better", "uniform better",
-                                                 "no clear difference",
-                                                 f"{allocation.LIMITED} better"}
+    pairs = [pair for entry in result["comparison"].values() for key, pair in
+             entry["paired"].items() if key in allocation.RULES]
+    pairs += [pair for key, pair in result["text"]["paired"].items() if key in allocation.RULES]
+    for row, pair in zip(rows, pairs):    # each rule's strength is its interval's verdict
+        low, high = pair["ci95"]
+        assert row["strength"] == pair["verdict"]
+        assert (pair["verdict"] == "no clear difference") == (low <= 0 <= high)
+        assert f"{pair['mean']:+.3f} [{low:+.3f}, {high:+.3f}]" in row["evidence"]
 
 
-def test_parts_runs_only_what_it_names(quick_args):
+def test_parts_runs_only_what_it_names(quick_args, tmp_path):
     """--parts b trains part b alone; part e reads whichever parts ran; d brings c along."""
-    result = allocation.main(quick_args(allocation, "--parts", "b,e", "--workers", "2",
-                                        "--steps", "2"))
-    assert set(result) == {"comparison", "allocate_tables", "rules"}
+    result = run_quick("06_allocation", tmp_path, "--parts", "b,e", "--workers", "2",
+                       "--steps", "2")
+    assert set(result) - RUN_KEYS == {"comparison", "allocate_tables", "rules"}
     assert {row["evidence"].split(":")[0] for row in result["rules"]} == set(allocation.TASKS)
     args = quick_args(allocation, "--parts", "d")
     assert args.parts == ["c", "d"]
-    assert helpers.output_suffix(args, parts=allocation.PARTS) == "_quick_parts_c_d"
+    assert plumbing.output_suffix(args, allocation.PARTS) == "_quick_parts_c_d"
 
 
 @pytest.mark.parametrize("flags, flag_name", [

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import helpers
-from conftest import assert_rejected
+from conftest import assert_rejected, run_quick
 
 real = helpers.load_concept("07_real_data")
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,9 +148,10 @@ def test_main_quick_writes_both_sweeps(notebook_run):
             assert len(entry["valid"]["seeds"]) == args.seeds
 
 
-def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(quick_args):
-    both = real.main(quick_args(real, "--workers", "2"))
-    alone = real.main(quick_args(real, "--workers", "2", "--parts", "fixed-width"))
+def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(notebook_run,
+                                                                           tmp_path):
+    both = notebook_run("07_real_data")   # the --quick run, as its notebook executes it
+    alone = run_quick("07_real_data", tmp_path, "--workers", "2", "--parts", "fixed-width")
     assert set(alone["accuracy"]) == set(alone["train_gain_with_heads"]) == {"fixed-width"}
     assert alone["accuracy"]["fixed-width"] == both["accuracy"]["fixed-width"]    # same numbers
     assert alone["train_gain_with_heads"] == {"fixed-width": both["train_gain_with_heads"][
@@ -160,9 +161,8 @@ def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(quick
     assert (shared["width"], shared["head_dim"]) == (8, 4)
 
 
-def test_paired_gain_has_the_one_layout(quick_args):
-    result = real.main(quick_args(real, "--workers", "2", "--parts", "fixed-head-dim"))
-    assert set(result["accuracy"]) == {"fixed-head-dim"}
+def test_paired_gain_has_the_one_layout(notebook_run):
+    result = notebook_run("07_real_data")
     for gain in result["train_gain_with_heads"]["fixed-head-dim"].values():
         assert set(gain) == {"from", "to", "per_seed", "mean", "ci95", "verdict"}
         assert len(gain["per_seed"]) == 2 and gain["ci95"][0] <= gain["mean"] <= gain["ci95"][1]
@@ -197,126 +197,6 @@ def test_width_check_only_when_the_fixed_width_part_runs(quick_args):
     (["--data", "cifar10"], "--data-dir"), (["--n-train", "1700"], "--n-train"),
     (["--width", "3", "--heads", "2,4"], "--width"), (["--seeds", "1"], "--seeds"),
     (["--patch", "9"], "--patch"), (["--data", "imagenet"], "--data"),
-    (["--text-T", "1"], "--text-T"), (["--text-T", "300"], "--text-T"),
-    (["--parts", "text", "--width", "3", "--heads", "2,4"], "--width"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("07_real_data", flags, flag_name)
-
-
-# ----------------------------------------------------------------------------------------------
-# Part text
-# ----------------------------------------------------------------------------------------------
-def test_split_words_splits_dots_underscores_and_camel_case():
-    assert real.split_words("os.path.join") == "os path join"
-    assert real.split_words("textwrap.TextWrapper") == "textwrap text wrapper"
-    assert real.split_words("html.parser.HTMLParser_x") == "html parser htmlparser x"
-
-
-def test_text_lists_hold_the_positive_once_among_distinct_hardest_negatives():
-    corpus = real.text_corpus()
-    n = len(corpus["queries"])
-    assert n > 1000 and corpus["order"].shape == (n, n - 1)
-    assert not (corpus["order"] == torch.arange(n)[:, None]).any()    # never its own negative
-    for T in (2, 8, 64):
-        lists, positive = real.candidates(corpus, T)
-        assert lists.shape == (n, T)
-        assert (lists[torch.arange(n), positive] == torch.arange(n)).all()   # the positive is in
-        assert (lists.sort(dim=1).values.diff(dim=1) > 0).all()     # T distinct passages, all
-        assert torch.equal(lists.sort(dim=1).values, torch.cat(     # the T - 1 hardest, shuffled
-            [torch.arange(n)[:, None], corpus["order"][:, :T - 1]], dim=1).sort(dim=1).values)
-        assert positive.unique().numel() == T                       # the positive's place varies
-
-
-def test_the_negatives_are_ranked_by_tfidf_cosine_by_a_slow_loop():
-    """An independent TF-IDF: passage order[i, k] is never less similar than order[i, k + 1]."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    queries, passages = zip(*real.stdlib_pairs())
-    tfidf = TfidfVectorizer(sublinear_tf=True).fit(passages + queries)
-    order = real.text_corpus()["order"]
-    for i in (0, 300, 900):
-        cosine = (tfidf.transform([queries[i]]) @ tfidf.transform(passages).T).toarray()[0]
-        ranked = [cosine[j] for j in order[i].tolist()]
-        assert all(a >= b - 1e-12 for a, b in zip(ranked, ranked[1:]))
-        assert ranked[0] == pytest.approx(max(c for j, c in enumerate(cosine) if j != i))
-
-
-SPLIT_DIGEST = ("import hashlib, helpers; c = helpers.load_concept('07_real_data').text_corpus(); "
-                "print(hashlib.md5(str((c['train'].tolist(), c['order'][:, :63].tolist()))"
-                ".encode()).hexdigest())")
-
-
-def test_the_text_split_and_negatives_are_the_same_in_a_fresh_process():
-    first = real.text_corpus()
-    both = torch.cat([first["train"], first["valid"]]).sort().values
-    assert torch.equal(both, torch.arange(len(first["queries"])))          # disjoint, complete
-    assert len(first["valid"]) == int(real.HELD_OUT_SHARE * len(first["queries"]))
-    here = hashlib.md5(str((first["train"].tolist(), first["order"][:, :63].tolist()))
-                       .encode()).hexdigest()
-    fresh = subprocess.run([sys.executable, "-c", SPLIT_DIGEST], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120)
-    assert fresh.stdout.strip() == here, fresh.stderr
-
-
-def test_ranker_scores_permute_with_the_passages():
-    torch.manual_seed(0)
-    model = real.Ranker(real.TOKEN_DIM, width=16, n_heads=2, head_dim=8).eval()
-    query, passages = torch.randn(3, real.TOKEN_DIM), torch.randn(3, 7, real.TOKEN_DIM)
-    shuffle = torch.randperm(7)
-    with torch.no_grad():
-        scores, shuffled = model(query, passages), model(query, passages[:, shuffle])
-    assert scores.shape == (3, 7)
-    assert torch.allclose(shuffled, scores[:, shuffle], atol=1e-6)
-
-
-def test_the_loss_and_the_ranks_on_a_hand_made_batch():
-    scores = torch.tensor([[2.0, 0.0, -1.0], [0.5, 0.5, 3.0], [1.0, 4.0, 2.0]])
-    positive = torch.tensor([0, 1, 2])
-    by_hand = [-(row[p] - math.log(sum(math.exp(s) for s in row)))
-               for row, p in zip(scores.tolist(), positive.tolist())]
-    assert float(real.ranking_loss(scores, positive)) == pytest.approx(sum(by_hand) / 3)
-    accuracy, mrr = real.ranking(scores, positive)  # ranks 1; 3 (a tie counts against); 2
-    assert accuracy == pytest.approx(1 / 3) and mrr == pytest.approx((1 + 1 / 3 + 1 / 2) / 3)
-    flat = real.ranking(torch.zeros(4, 5), torch.zeros(4, dtype=torch.long))   # all tied: last
-    assert flat == (0.0, pytest.approx(0.2))
-
-
-def test_text_part_quick_both_sweeps_gains_drops_and_references(quick_args, monkeypatch):
-    trained, train = [], real.train_ranker
-    monkeypatch.setattr(real, "train_ranker", lambda run: trained.append(run) or train(run))
-    args = quick_args(real, "--parts", "text", "--workers", "1")
-    assert args.parts == ["text"]
-    text = real.main(args)["text"]
-    shapes = {(r["width"], r["head_dim"], r["heads"]) for r in trained}
-    assert len(trained) == len(args.text_T) * len(shapes) * args.seeds == 12   # shared: once
-    accuracy = text["accuracy"]
-    for T in map(str, args.text_T):
-        assert text["reference"]["train"][T]["chance"] == pytest.approx(1 / int(T))
-        assert len({entry["parameters"] for entry in accuracy["fixed-width"][T].values()}) == 1
-        seeds = {sweep: {h: e["train"]["seeds"] for h, e in accuracy[sweep][T].items()}
-                 for sweep in accuracy}
-        gains = {sweep: [b - a for a, b in zip(seeds[sweep]["1"], seeds[sweep]["2"])]
-                 for sweep in accuracy}
-        for sweep in accuracy:
-            assert text["train_gain_with_heads"][sweep][T]["per_seed"] == pytest.approx(
-                gains[sweep])
-        assert text["gain_difference"][T]["per_seed"] == pytest.approx(
-            [a - b for a, b in zip(gains["fixed-head-dim"], gains["fixed-width"])])
-        assert accuracy["fixed-head-dim"][T]["2"] == accuracy["fixed-width"][T]["2"]  # one run
-    short, long = (str(T) for T in args.text_T)
-    for sweep, by_h in text["train_drop_with_T"].items():
-        for h, drop in by_h.items():
-            assert drop["per_seed"] == pytest.approx([a - b for a, b in zip(
-                accuracy[sweep][short][h]["train"]["seeds"],
-                accuracy[sweep][long][h]["train"]["seeds"])])
-    figure = real.plot_text({"text": text}, args)
-    dashed = [line for axis in figure.axes for line in axis.get_lines()
-              if line.get_linestyle() in ("--", ":")]
-    assert len(dashed) == 2 * 2 * 2 * len(args.text_T)     # 2 sweeps x 2 splits x 2 references
-
-
-def test_text_runs_only_when_named_and_names_its_files(quick_args):
-    assert "text" not in quick_args(real).parts
-    args = quick_args(real, "--parts", "text")
-    assert helpers.output_suffix(args, parts=real.PARTS) == "_quick_parts_text"
-    assert helpers.output_suffix(quick_args(real), parts=real.PARTS) == "_quick"

@@ -12,7 +12,7 @@ import torch
 from conftest import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]_*.py"))
+SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]*_*.py"))  # side studies too
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 
 

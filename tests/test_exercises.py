@@ -118,7 +118,7 @@ def test_no_solution_line_survives_in_the_handout(path, student_folder):
 
 
 def wrong(name):
-    """Plausible wrong answers for each check, the shortcuts issue 25 found among them."""
+    """Plausible wrong answers for each check, among them the shortcuts a student could take."""
     return {
         "ex01_nmse": [lambda p, t: 0.5, lambda p, t: str(float(((p - t) ** 2).mean() / t.var()))],
         "ex01_retrieval_target": [lambda x, a: x.sum(dim=(1, 2)),
@@ -303,9 +303,10 @@ def test_command_line_refuses_bad_markers_in_one_line(tmp_path, monkeypatch, cap
 
 
 def fake_clone(folder):
-    """The parts of a clone the checks read: helpers.py, the numbered files, results/."""
+    """The parts of a clone the checks read: helpers.py, plumbing.py, the numbered files,
+    results/."""
     folder.mkdir(parents=True)
-    for path in [ROOT / "helpers.py", *ROOT.glob("0[1-7]_*.py")]:
+    for path in [ROOT / "helpers.py", ROOT / "plumbing.py", *ROOT.glob("0[1-7]*_*.py")]:
         shutil.copy(path, folder / path.name)
     shutil.copytree(ROOT / "results", folder / "results")
     return folder

@@ -1,7 +1,7 @@
 """Every flag of every numbered script at its edges: one line and exit 2, or finite results.
 
-The contract of DEVELOPERS.md ("bad input gets a clear answer"), tried as a user would type it.
-Flags are discovered from each script's build_parser() and their edge values chosen from the
+The contract that bad input gets a clear answer, tried as a user would type it.
+Flags are discovered from each script's settings table and their edge values chosen from the
 flag's type, so a flag added to any script is covered without editing this file.
 
 * Values no flag may accept (0, -1, nan, inf, 1e-9 for a whole number, an empty or malformed
@@ -47,30 +47,32 @@ import matplotlib
 import pytest
 
 import helpers
+import plumbing
 
 matplotlib.use("agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]_*.py"))
+SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]*_*.py"))  # side studies too
 
 # Values a flag of this type must refuse, and the smallest value it must take.
 REFUSED = {
-    helpers.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
-    helpers.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
-    helpers.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
-    helpers.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
-    helpers.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
+    plumbing.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
+    plumbing.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
+    plumbing.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
+    plumbing.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
+    plumbing.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
     None: ["", "no-such-value"],                                   # plain strings (--device)
 }
-SMALLEST = {helpers.positive_int: "1", helpers.int_list: "1", helpers.positive_float: "1e-9",
-            helpers.float_list: "1e-9", helpers.seed_int: "0"}
-SIZE_TYPES = (helpers.positive_int, helpers.int_list)
+SMALLEST = {plumbing.positive_int: "1", plumbing.int_list: "1", plumbing.positive_float: "1e-9",
+            plumbing.float_list: "1e-9", plumbing.seed_int: "0"}
+SIZE_TYPES = (plumbing.positive_int, plumbing.int_list)
 
 KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05), or could
     "02_multihead_model": [["--total-width", "1", "--heads", "1,2"],
                            ["--layers", "3", "--heads", "1", "--block", "attention-only"],
-                           ["--recipe", "--heads", "1"], ["--select", "best", "--heads", "2"]],
+                           ["--select", "best", "--heads", "2"]],
+    "02a_recipe_study": [["--heads", "1"]],
     "03_bounds": [["--widths", "8,8"], ["--heads", "1", "--D", "1"]],
     "04_single_head_memorization": [["--epsilons", "1e-9"], ["--construction-T", "64",
                                                              "--epsilons", "0.001"]],
@@ -81,9 +83,9 @@ KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05)
     "06_allocation": [["--text-chars", "1"], ["--fixed-heads", "1", "--queries", "1"],
                       ["--T", "1"], ["--queries", "3", "--key-dim", "4", "--memory", "3"],
                       ["--key-dim", "4", "--fixed-heads", "1,2,8", "--queries", "2"]],
-    "07_real_data": [["--parts", "text", "--heads", "1", "--text-T", "2"],
-                     ["--parts", "text", "--text-T", "8", "--batch-size", "1"],
-                     ["--parts", "text,fixed-width", "--width", "4", "--heads", "1,2,8"]],
+    "07_real_data": [["--parts", "fixed-width", "--width", "4", "--heads", "1,2,8"]],
+    "07a_text_retrieval": [["--heads", "1", "--text-T", "2"],
+                           ["--text-T", "8", "--batch-size", "1"]],
 }
 SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: "
                                r"(--[\w-]+ )?(\S+?)(?: \(see --help\))?$")
@@ -91,7 +93,8 @@ SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: 
 
 def flags_of(script):
     """[(flag, type)] of every option that takes a value, read from the script's parser."""
-    parser = helpers.load_concept(script).build_parser()
+    module = helpers.load_concept(script)
+    parser = plumbing.build_parser(module.SETTINGS, parts=getattr(module, "PARTS", None))
     return [(action.option_strings[-1], action.type) for action in parser._actions
             if action.option_strings and action.nargs != 0 and action.dest != "help"]
 
@@ -198,7 +201,7 @@ def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
     for value in edges:
         accepted, _ = follow_refusals(script, ["--quick", flag, value], tmp_path)
         assert accepted or kind not in SMALLEST, f"{script} {flag} {value}: refused for good"
-        if kind in (helpers.positive_float, helpers.float_list):  # tiny numbers: run them
+        if kind in (plumbing.positive_float, plumbing.float_list):  # tiny numbers: run them
             assert_finite_run(script, [*accepted, *steps_at_one(script)], tmp_path / "run")
 
 
@@ -223,11 +226,9 @@ def test_known_combinations(script, argv, tmp_path):
 
 
 def test_the_full_presets_pass_every_check():
-    """--full is parsed, not run: each script's reference run (and 07's text part) is accepted."""
+    """--full is parsed, not run: each script's reference run is accepted."""
     for script in SCRIPTS:
-        for argv in (["--full"], ["--full", "--parts", "text"]) if script == "07_real_data" \
-                else (["--full"],):
-            assert parse_only(script, argv, ROOT) == (0, ""), (script, argv)
+        assert parse_only(script, ["--full"], ROOT) == (0, ""), script
 
 
 def test_presets_cannot_be_combined():
@@ -250,10 +251,11 @@ def test_a_refusal_from_the_real_command_line(tmp_path):
 def test_a_default_run_writes_where_git_does_not_look(script):
     """Every script writes under runs/ unless --out says otherwise, and git ignores runs/, so a
     student's run never changes the committed results or dirties the tree."""
-    parser = helpers.load_concept(script).build_parser()
-    assert parser.get_default("out") in (helpers.RUNS, Path(__import__("os").environ.get(
-        "OUT", helpers.RUNS)))
-    ignored = subprocess.run(["git", "check-ignore", "-q", str(helpers.RUNS / "results" / "x")],
+    module = helpers.load_concept(script)
+    parser = plumbing.build_parser(module.SETTINGS)
+    assert parser.get_default("out") in (plumbing.RUNS, Path(__import__("os").environ.get(
+        "OUT", plumbing.RUNS)))
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(plumbing.RUNS / "results" / "x")],
                              cwd=ROOT)
     assert ignored.returncode == 0, "runs/ must be in .gitignore"
 
@@ -261,7 +263,7 @@ def test_a_default_run_writes_where_git_does_not_look(script):
 def test_a_quick_run_with_the_default_output_leaves_git_status_clean():
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
                             text=True).stdout
-    written = helpers.RUNS / "results" / "03_bounds_quick_parts_d.json"   # a partial run: its
+    written = plumbing.RUNS / "results" / "03_bounds_quick_parts_d.json"   # a partial run: its
     written.unlink(missing_ok=True)                                          # own file name
     done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--parts", "d"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -1,7 +1,11 @@
-"""The notebooks are generated from the scripts (no drift) and execute under QUICK=1.
+"""The notebooks are generated from the scripts (no drift), carry each figure where its part is,
+hold no machine's path, and execute under QUICK=1; importing a file trains nothing.
 
 They run on the device a user would get: auto (CUDA when present), or $DEVICE when set, e.g.
 DEVICE=cpu python -m pytest tests/test_notebooks.py on a GPU machine."""
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
@@ -9,24 +13,107 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(ROOT.glob("0[1-7]_*.py"))
+SCRIPTS = sorted(ROOT.glob("0[1-9]*_*.py"))             # the numbered files and side studies
+REPLAYED = ("02a_recipe_study", "02b_directions_study")  # their notebooks replay the committed run
+# A machine's path: the repository's own location, or a home, temporary or system folder.
+MACHINE_PATH = re.compile(re.escape(str(ROOT)) + r"|(?<![\w.])/(home|root|tmp|Users|work|usr|"
+                          r"opt|var|private)/")
 
 
 def cells(notebook):
     return [(cell.cell_type, cell.source.strip()) for cell in notebook.cells]
 
 
+def committed(script):
+    return nbformat.read(ROOT / "notebooks" / f"{script.stem}.ipynb", as_version=4)
+
+
+def output_text(output):
+    """Everything an output shows as text (streams, results, errors)."""
+    text = output.get("text", "")
+    data = output.get("data", {})
+    return "".join(text) + "".join(data.get("text/plain", "")) + "".join(
+        output.get("traceback", []))
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
 def test_committed_notebook_matches_its_script(script):
-    committed = ROOT / "notebooks" / f"{script.stem}.ipynb"
-    assert committed.exists(), f"run: jupytext --to notebooks//ipynb {script.name}"
-    assert cells(nbformat.read(committed, as_version=4)) == cells(jupytext.read(script)), (
-        f"{committed.name} differs from {script.name}; regenerate it (see README, Notebooks)")
+    assert (ROOT / "notebooks" / f"{script.stem}.ipynb").exists(), \
+        f"run: jupytext --to notebooks//ipynb {script.name}"
+    assert cells(committed(script)) == cells(jupytext.read(script)), (
+        f"notebooks/{script.stem}.ipynb differs from {script.name}; regenerate it (README)")
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
+def test_each_figure_is_shown_in_the_cell_of_its_part(script):
+    """Every code cell that draws a figure (run.figure) shows it there, as an image; the text
+    cells before it explain it. The committed notebooks ran at the default preset, no error."""
+    notebook = committed(script)
+    drawing = [cell for cell in notebook.cells
+               if cell.cell_type == "code" and "run.figure(" in cell.source]
+    assert drawing, f"{script.name} draws no figure"
+    for cell in drawing:
+        images = sum("image/png" in output.get("data", {}) for output in cell.outputs)
+        assert images >= cell.source.count("run.figure("), (script.name, cell.source[:80])
+    outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
+    assert not [output for output in outputs if output.output_type == "error"]
+    first = next(output_text(o) for o in outputs if output_text(o))
+    assert "preset: default" in first                                  # the default preset ran
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
+def test_no_output_holds_a_machine_s_path(script):
+    for cell in committed(script).cells:
+        for output in cell.get("outputs", []):
+            found = MACHINE_PATH.search(output_text(output))
+            assert not found, (script.name, output_text(output)[:200])
+
+
+def test_the_path_pattern_finds_what_it_should():
+    assert MACHINE_PATH.search(f"wrote {ROOT}/runs/results/x.json")
+    assert MACHINE_PATH.search("wrote /tmp/x/results/x.json")
+    assert not MACHINE_PATH.search("wrote runs/results/x.json; 1/sqrt(d) and a/b/c")
+
+
+IMPORT_TIMES = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import matplotlib.pyplot, torch, helpers, plumbing
+def trains(*args, **kwargs):
+    raise AssertionError("importing a file trained a model")
+helpers.fit = plumbing.run_sweep = trains
+for stem in sys.argv[2:]:
+    for loaded in [name for name in sys.modules if name[:2].isdigit()]:
+        del sys.modules[loaded]                # each file afresh, with the files it loads
+    started = time.perf_counter()
+    module = helpers.load_concept(stem)
+    print(stem, time.perf_counter() - started, hasattr(module, "run"), hasattr(module, "args"))
+"""
+
+
+def test_importing_a_file_trains_nothing_and_takes_under_a_second():
+    """load_concept runs the definitions only: no run, no parsed flags, no training (fit and
+    run_sweep would raise), in under a second once torch and matplotlib are imported."""
+    done = subprocess.run([sys.executable, "-c", IMPORT_TIMES, str(ROOT),
+                           *(script.stem for script in SCRIPTS)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()]
+    assert [row[0] for row in rows] == [script.stem for script in SCRIPTS]
+    for stem, seconds, has_run, has_args in rows:
+        assert (has_run, has_args) == ("False", "False"), stem
+        assert float(seconds) < 1.0, f"{stem}: {float(seconds):.2f} s"
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
 def test_notebook_executes_in_quick_mode(script, notebook_run):
     """Executed with nbclient under QUICK=1 (once: the file's test_main_quick reads the same
-    run's JSON); it must reach the end and write its quick results."""
+    run's JSON); it must reach the end, write its quick results, and show no error. A side
+    study's notebook replays its committed run, as the committed notebook does."""
     result = notebook_run(script.stem)
-    assert result["config"]["preset"] == "quick" and result["wall_time_s"] > 0
+    assert not [output for output in result["outputs"] if output.output_type == "error"]
+    if script.stem in REPLAYED:
+        assert "replaying results/" in "".join(output_text(o) for o in result["outputs"])
+    else:
+        assert result["config"]["preset"] == "quick"
+        assert result["script"] == f"{script.stem}_quick.py"

@@ -55,26 +55,21 @@ def test_the_quoting_finds_every_place():
     assert {"README table", "README.md", "TEACHING.md", "02_multihead_model.py docstring"} <= places
 
 
-def quoted_part_times():
-    """[(where, JSON stem, seconds)]: each `python 0N_....py --parts P` (time) in the pages and
-    each docstring line `python 0N_....py --parts P   # ...: time` (a default of its own)."""
-    found = []
-    for path in PAGES + SCRIPTS:
-        pattern = (rf"`python (0\d_\w+)\.py --parts ([\w,-]+)` \({DURATION}" if path in PAGES
-                   else rf"^    python (0\d_\w+)\.py --parts ([\w,-]+) +#[^\n]*?{DURATION}")
-        for match in re.finditer(pattern, path.read_text(), re.M):
-            stem = f"{match.group(1)}_parts_{match.group(2).replace(',', '_')}"
-            found.append((path.name, stem, seconds(match.groups()[2:])))
-    return found
+SIDE_STUDIES = [ROOT / f"{stem}.py" for stem in ("02a_recipe_study", "02b_directions_study",
+                                                "07a_text_retrieval")]
 
 
-def test_quoted_part_times_are_the_json_wall_time():
-    found = quoted_part_times()
-    assert {where for where, _, _ in found} >= {"README.md", "07_real_data.py"}  # not vacuous
-    for where, stem, quoted in found:
-        measured = json.loads((ROOT / "results" / f"{stem}.json").read_text())["wall_time_s"]
-        assert abs(quoted - measured) <= TOLERANCE * measured, (
-            f"{where} says {quoted:.0f} s; results/{stem}.json says {measured:.0f} s")
+@pytest.mark.parametrize("script", SIDE_STUDIES, ids=lambda path: path.stem)
+def test_side_studies_quote_their_json_wall_time(script):
+    """A side study's docstring, and each `python 0Na_....py` (time) in the pages, quote its
+    committed JSON's wall_time_s."""
+    name, measured = re.escape(script.name), wall_time(script)
+    found = [match.groups() for page in PAGES
+             for match in re.finditer(rf"`python {name}` \({DURATION}", page.read_text())]
+    docstring = re.search(rf"^    python {name} +#[^\n]*?{DURATION}", script.read_text(), re.M)
+    assert docstring, f"{script.name}'s docstring quotes no time for its default run"
+    for quoted in [seconds(groups) for groups in found] + [seconds(docstring.groups())]:
+        assert abs(quoted - measured) <= TOLERANCE * measured, (script.name, quoted, measured)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: path.name)

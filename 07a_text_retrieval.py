@@ -1,0 +1,333 @@
+# %% [markdown]
+# # 07a · The head count on text retrieval (a side study of 07)
+#
+# Paper A (arXiv 2510.06662), Section 6.2 and Table 6 (MS MARCO passage retrieval), on a corpus
+# that needs no download: the standard library's own docstrings.
+
+# %%
+"""07a · Text retrieval among hard negatives: the head count beside paper A's Table 6.
+
+What it shows
+    Standard-library names and their docstrings as frozen TF-IDF/SVD tokens, T - 1 hard
+    negatives each, a 2-layer encoder; file 07's two sweeps (head dimension fixed, width fixed)
+    beside Table 6, chance and the frozen tokens' cosine, the drop with T per h.
+
+Run it
+    python 07a_text_retrieval.py           # T = 8, 16, 32, 2 seeds: 2 min 39 s on a 2-core CPU
+    python 07a_text_retrieval.py --full    # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
+    python 07a_text_retrieval.py --quick   # seconds; what the tests use
+
+Output (under runs/, which git ignores; `--out .` refreshes the committed files)
+    results/07a_text_retrieval.json ("text": both sweeps' tables, gains, their difference, the
+    drop with T, the references), figures/07a_text_retrieval.png
+"""
+import functools
+import importlib
+import inspect
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+import helpers
+import plumbing
+from plumbing import Setting, int_list, positive_int
+
+images = helpers.load_concept("07_real_data")       # its two sweeps, their tables and figure
+allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
+
+# %% [markdown]
+# ## Settings
+#
+# The models' sizes are file 07's rows (the same two sweeps), and two rows of this file's own;
+# each row's default, `--quick` and `--full` values side by side (`...`: as the default).
+
+# %%
+SETTINGS = {
+    **{name: images.SETTINGS[name] for name in ("heads", "head_dim", "width", "batch_size", "lr",
+                                                "seeds")},
+    "text_T": Setting([8, 16, 32], [4, 8], [8, 16, 32, 64], int_list,
+                      "passages per query (the positive and T - 1 hard negatives)"),
+    "text_steps": Setting(360, 30, 1000, positive_int, "training steps per run"),
+}
+MAX_TEXT_T = 256  # passages per query, well below the corpus's ~1,200
+
+
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0],
+                           full="5 seeds, T up to 64, 1,000 steps: 33 minutes")
+    if not 2 <= min(args.text_T) <= max(args.text_T) <= MAX_TEXT_T:
+        plumbing.refuse("--text-T", f"each from 2 (a choice) to {MAX_TEXT_T}", 2)
+    return images.check_sweeps(args, fixed_width=True)
+
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("07a_text_retrieval", args)
+
+# %% [markdown]
+# ## Retrieval among hard negatives, from the standard library's docstrings
+#
+# **The paper's experiment** [paper]. MS MARCO passage retrieval (Table 6): each query comes with
+# its positive passage and $T - 1$ mined hard negatives; a 2-layer encoder with head dimension
+# $d = 32$ reads frozen BERT embeddings projected to $E = 32h$ and scores every passage. Training
+# accuracy falls with $T$ for few heads ($h = 1$: 0.597 at $T = 8$, 0.154 at $T = 64$) and hardly
+# at all near $h \approx 12$.
+#
+# **Our corpus** [ours throughout]. A **query** is a public function or class of a fixed list of
+# standard-library modules, written as its module and name in words (`os.path.join` → "os path
+# join"); its **passage** is its own docstring. The corpus follows the Python version, as 06's
+# does. Each text becomes one frozen token: TF-IDF, a truncated SVD to 64 dimensions, unit length.
+# A query's negatives are the passages of highest TF-IDF cosine to it. Held-out queries are new;
+# their passages were seen, as other queries' negatives.
+#
+# **Our model.** [query, $p_1 \dots p_T$] plus a role embedding (query or passage; no positions),
+# two of file 06's `Block`s, a score per passage, and the cross-entropy over the $T$ scores. Both of
+# file 07's sweeps (head dimension fixed; width fixed), seeds paired across $h$ and $T$, beside
+# chance $1/T$ and the frozen tokens' own cosine.
+#
+# **What would count against the paper**: no paired drop with $T$ at small $h$, or as large a
+# drop at the largest $h$; and, against the head count itself, a rise with $h$ that the
+# fixed-width sweep does not repeat.
+
+# %%
+STDLIB_MODULES = """abc argparse ast base64 bisect calendar cmd codecs collections configparser
+contextlib copy csv dataclasses datetime decimal difflib email.message email.utils enum filecmp
+fnmatch fractions ftplib functools getopt gettext glob gzip hashlib heapq hmac html html.parser
+http.client http.cookies imaplib inspect io ipaddress itertools json logging mailbox math
+mimetypes numbers operator optparse os os.path pathlib pickle pkgutil platform plistlib poplib
+pprint queue quopri random re reprlib sched secrets selectors shelve shlex shutil smtplib socket
+socketserver statistics string struct subprocess tarfile tempfile textwrap threading time timeit
+tokenize trace traceback types urllib.parse urllib.request uuid warnings wave weakref
+xml.dom.minidom xml.etree.ElementTree zipfile zlib""".split()  # the corpus's modules, fixed
+MIN_DOCSTRING = 40       # characters: a shorter docstring is left out (too little to match)
+TOKEN_DIM = 64           # dimension of the frozen tokens (TruncatedSVD of the TF-IDF vectors)
+HELD_OUT_SHARE = 0.2     # of the queries, held out (a fixed split)
+TEXT_SPLIT_SEED = 0      # the one shuffle that splits the queries
+TEXT_SHUFFLE_SEED = 1    # the random orders: equal cosines, the positive's place in its list
+TEXT_LAYERS = 2          # the paper's 2-layer encoder
+TEXT_METRICS = ("train", "train_mrr", "valid", "valid_mrr")  # per run: top-1 accuracy and MRR
+PAPER_TABLE_6 = {1: [0.597, 0.450, 0.303, 0.154], 2: [0.771, 0.647, 0.486, 0.286],  # paper A:
+                 4: [0.956, 0.900, 0.793, 0.580], 8: [0.998, 0.995, 0.983, 0.932],  # MS MARCO,
+                 12: [1.000, 0.999, 0.998, 0.991], 16: [1.000, 1.000, 0.999, 0.996]}  # T = 8 ... 64
+
+
+def split_words(name):
+    """'os.path.TextWrapper' -> 'os path text wrapper': dots, underscores and camelCase."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return " ".join(word.lower() for word in re.split(r"[._\s]+", spaced) if word)
+
+
+def stdlib_pairs(modules=STDLIB_MODULES):
+    """live_pairs(modules), read in a fresh interpreter: a library that replaced a member (pytest
+    replaces threading.excepthook) would otherwise change the corpus."""
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import helpers; print(json.dumps("
+            "helpers.load_concept('07a_text_retrieval').live_pairs(sys.argv[2:])))")
+    done = subprocess.run([sys.executable, "-c", code, str(helpers.ROOT), *modules],
+                          capture_output=True, text=True, check=True)
+    return [tuple(pair) for pair in json.loads(done.stdout)]
+
+
+def live_pairs(modules):
+    """[(query, passage)]: each public function or class defined in the modules (by name), its
+    own docstring the passage; one seen before or shorter than MIN_DOCSTRING is left out."""
+    pairs, seen = [], set()
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name in sorted(name for name in dir(module) if not name.startswith("_")):
+            member = getattr(module, name)
+            own = inspect.isbuiltin(member) or getattr(member, "__module__", None) == module_name
+            doc = member.__doc__ if own and (inspect.isroutine(member) or inspect.isclass(
+                member)) and isinstance(member.__doc__, str) else None   # its own, not a base's
+            doc = doc and inspect.cleandoc(doc)
+            if doc and len(doc) >= MIN_DOCSTRING and doc not in seen:
+                seen.add(doc)
+                pairs.append((split_words(f"{module_name}.{name}"), doc))
+    return pairs
+
+
+@functools.lru_cache(maxsize=1)
+def text_corpus():
+    """Built once: {"queries", "passages": frozen tokens [n, 64]; "order" [n, n - 1]: passages by
+    TF-IDF cosine to each query (equal cosines in a seeded random order), its positive left
+    out; "train", "valid": query indices; "characters"}. Query i's positive is passage i."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    queries, passages = zip(*stdlib_pairs())
+    tfidf = TfidfVectorizer(sublinear_tf=True).fit(passages + queries)
+    P, Q = tfidf.transform(passages), tfidf.transform(queries)              # unit rows
+    svd = TruncatedSVD(TOKEN_DIM, random_state=0).fit(P)
+
+    def frozen(vectors):                    # TF-IDF rows -> unit-length 64-d frozen tokens
+        return nn.functional.normalize(torch.tensor(svd.transform(vectors)).float())
+
+    similarity = torch.tensor((Q @ P.T).toarray()).fill_diagonal_(-math.inf)  # [n, n]
+    tied = torch.rand(similarity.shape, generator=torch.Generator().manual_seed(
+        TEXT_SHUFFLE_SEED)).argsort(dim=1)        # a random order first: equal cosines in it
+    order = tied.gather(1, similarity.gather(1, tied).argsort(dim=1, descending=True,
+                                                              stable=True))[:, :-1]  # not i
+    split = torch.randperm(len(queries), generator=torch.Generator().manual_seed(TEXT_SPLIT_SEED))
+    held_out = int(HELD_OUT_SHARE * len(queries))
+    return {"queries": frozen(Q), "passages": frozen(P), "order": order,
+            "train": split[held_out:].sort().values, "valid": split[:held_out].sort().values,
+            "characters": sum(map(len, passages))}
+
+
+def candidates(corpus, T):
+    """Each query's list, its positive and its T - 1 hardest negatives in a seeded shuffle
+    -> (passage indices [n, T], the positive's place [n])."""
+    n = len(corpus["queries"])
+    lists = torch.cat([torch.arange(n)[:, None], corpus["order"][:, :T - 1]], dim=1)  # [n, T]
+    shuffle = torch.rand(n, T, generator=torch.Generator().manual_seed(TEXT_SHUFFLE_SEED)) \
+        .argsort(dim=1)                                                     # [n, T]
+    return lists.gather(1, shuffle), (shuffle == 0).int().argmax(dim=1)
+
+
+class Ranker(nn.Module):
+    """Query [B, D] and passages [B, T, D] (frozen tokens) -> a score per passage [B, T]."""
+
+    def __init__(self, token_dim, width, n_heads, head_dim, n_layers=TEXT_LAYERS):
+        super().__init__()
+        self.embed = nn.Linear(token_dim, width)
+        self.role = nn.Parameter(torch.randn(2, width) * 0.02)  # query, passage; no positions
+        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
+                                    for _ in range(n_layers))
+        self.norm = nn.LayerNorm(width)
+        self.score = nn.Linear(width, 1)
+
+    def forward(self, query, passages):
+        u = self.embed(torch.cat([query[:, None], passages], dim=1))      # [B, 1 + T, E]
+        u = u + self.role[(torch.arange(u.shape[1], device=u.device) > 0).long()]
+        for block in self.blocks:
+            u = block(u, None)                                              # no mask
+        return self.score(self.norm(u[:, 1:])).squeeze(-1)                 # [B, T]
+
+
+def ranking(scores, positive):
+    """scores [n, T], positive [n] -> (top-1 accuracy, MRR); rank 1 + the others >= it (ties)."""
+    above = (scores >= scores.gather(1, positive[:, None])).sum(dim=1) - 1
+    return float((above == 0).float().mean()), float((1 / (1 + above).float()).mean())
+
+
+def ranking_loss(scores, positive):
+    """scores [B, T], positive [B] -> the mean over lists of -log softmax(scores)[positive]."""
+    return nn.functional.cross_entropy(scores, positive)
+
+
+def frozen_cosine(corpus, T, split):
+    """The top-1 accuracy of ranking by the frozen tokens' cosine, on a split's lists."""
+    lists, positive = (part[corpus[split]] for part in candidates(corpus, T))
+    scores = (corpus["queries"][corpus[split], None] * corpus["passages"][lists]).sum(-1)
+    return ranking(scores, positive)[0]
+
+
+def train_ranker(run):
+    """Train one (T, h, width, seed) ranker; its training and held-out accuracy and MRR."""
+    started, corpus, device = time.perf_counter(), text_corpus(), run["device"]
+    (lists, positive), Q, P = candidates(corpus, run["T"]), corpus["queries"], corpus["passages"]
+    helpers.seed_everything(run["seed"])
+    model = Ranker(TOKEN_DIM, run["width"], run["heads"], run["head_dim"]).to(device)
+    generator = torch.Generator().manual_seed(run["seed"])
+    picks = corpus["train"][torch.randint(len(corpus["train"]), (run["steps"],
+                                          run["batch_size"]), generator=generator)]
+
+    def score(queries):                     # the model's scores of these queries' lists
+        return model(Q[queries].to(device), P[lists[queries]].to(device))  # [B, T]
+
+    def loss_at(step):
+        return ranking_loss(score(picks[step]), positive[picks[step]].to(device))
+
+    helpers.fit(model, loss_at, steps=run["steps"], lr=run["lr"],
+                weight_decay=images.WEIGHT_DECAY,
+                name=f"T={run['T']} h={run['heads']} E={run['width']} seed={run['seed']}")
+    with torch.no_grad():
+        (train, train_mrr), (valid, valid_mrr) = (ranking(score(corpus[split]).cpu(), positive[
+            corpus[split]]) for split in ("train", "valid"))
+    return {**run, **dict(zip(TEXT_METRICS, (train, train_mrr, valid, valid_mrr))),
+            "parameters": helpers.count_parameters(model), "seconds": time.perf_counter() - started}
+
+
+def run_text(args):
+    """Both sweeps (a shape in both trained once per T and seed): tables, gains, their paired
+    difference, the drop from the shortest to the longest list per h, chance, frozen cosine."""
+    corpus, lengths = text_corpus(), list(dict.fromkeys(args.text_T))  # before the fork
+    sweeps = {"fixed-head-dim": images.fixed_head_dim_shapes(args),
+              "fixed-width": images.fixed_width_shapes(args)}
+    shapes = sorted({shape + (h,) for by_h in sweeps.values() for h, shape in by_h.items()})
+    runs = [dict(T=T, heads=h, width=width, head_dim=head_dim, seed=args.seed + s,
+                 steps=args.text_steps, batch_size=args.batch_size, lr=args.lr,
+                 device=args.device) for T in lengths for width, head_dim, h in shapes
+            for s in range(args.seeds)]
+    results = plumbing.run_sweep(runs, args.workers, train_ranker, lambda r: (
+        f"text T={r['T']:<3} h={r['heads']:<2} E={r['width']:<3} seed={r['seed']}  train acc "
+        f"{r['train']:.3f}  held-out {r['valid']:.3f}"), cost=lambda r: r["T"] * r["width"])
+    short, long = min(lengths), max(lengths)
+    text = {"data": "stdlib docstrings", "T": lengths, "queries": len(corpus["queries"]),
+            "train_queries": len(corpus["train"]), "characters": corpus["characters"],
+            "reference": {split: {str(T): {"chance": 1 / T, "frozen cosine": frozen_cosine(
+                corpus, T, split)} for T in lengths} for split in ("train", "valid")},
+            "accuracy": {}, "train_gain_with_heads": {}, "train_drop_with_T": {},
+            "run_seconds": sum(r["seconds"] for r in results)}
+    for sweep, by_h in sweeps.items():
+        rows = {(T, h): images.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
+                for T in lengths for h, (E, _) in by_h.items()}
+        table, gains = images.tabulate(rows, by_h)
+        text["accuracy"][sweep], text["train_gain_with_heads"][sweep] = table, gains
+        text["train_drop_with_T"][sweep] = {} if short == long else {
+            str(h): {"from": short, "to": long, **helpers.paired_difference(
+                [a - b for a, b in zip(rows[(short, h)]["train"], rows[(long, h)]["train"])],
+                below=f"T={long} fits better", above="falls with T")} for h in by_h}
+    text["gain_difference"] = images.gain_difference(text["train_gain_with_heads"])
+    return {"text": text}
+
+
+def report_text(result, args):
+    """Both sweeps' tables and drops with T, the gains' difference, the references, Table 6."""
+    text = result["text"]
+    print(f"text: {text['queries']} queries, {text['train_queries']} trained on, Python "
+          f"{sys.version.split()[0]}'s standard library ({text['characters']:,} characters)")
+    for sweep in text["accuracy"]:
+        images.report_sweep(text, sweep, args.seeds, plus="query", trained_on="queries")
+        for h, drop in text["train_drop_with_T"][sweep].items():
+            print("   " + helpers.describe_difference(
+                f"h = {h}: training accuracy at T = {drop['from']} minus T = {drop['to']}", drop))
+    images.report_gain_difference(text["gain_difference"])
+    for split, by_T in text["reference"].items():
+        print(f"   {split}: " + "  ".join(f"T = {T}: chance {r['chance']:.3f}, frozen cosine "
+                                          f"{r['frozen cosine']:.3f}" for T, r in by_T.items()))
+    print("[paper: Table 6, MS MARCO training accuracy (mean), d = 32, E = 32h; T = 8, 16, 32, "
+          "64]  " + "  ".join(f"h={h}: " + " ".join(f"{a:.3f}" for a in row)
+                              for h, row in PAPER_TABLE_6.items()))
+
+
+def plot_text(result, args):
+    """Accuracy against h per T, both sweeps, chance and the frozen cosine dashed."""
+    return images.plot_sweeps(result["text"]["accuracy"], "training queries", "query",
+                       dashed=result["text"]["reference"])
+
+
+# %%
+if __name__ == "__main__":
+    text = run.record(run_text(args))
+    run.figure(plot_text(text, args), "07a_text_retrieval")
+    report_text(text, args)
+
+
+# %% [markdown]
+# ## The run's file
+#
+# Every number above, with the flags that produced them and the run's wall time.
+
+# %%
+if __name__ == "__main__":
+    run.finish()

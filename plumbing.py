@@ -1,0 +1,478 @@
+"""The command line and the files of a run: nothing here teaches, and a student need not open it.
+
+Every numbered file declares its settings at its top, one row each, with its default, --quick
+and --full values side by side:
+
+    SETTINGS = {
+        "T":  Setting([8, 32, 128], [8], [8, 16, 32, 64, 128], int_list, "sequence lengths T"),
+        "lr": Setting(1e-2, ..., ..., positive_float, "AdamW's peak learning rate"),
+    }
+
+(`...` is "as the default"). `config(SETTINGS, ...)` turns each row into its flag once, parses
+the command line and fills every flag left unset from the chosen preset. A run cell then calls
+`Run(stem, args)` once; each part records its numbers and figures there, and `finish()` writes
+the JSON with the wall time of the whole run.
+
+    Setting, positive_int, ...     a row of a settings table, and the types of its flags
+    config(settings, argv, ...)    parse the flags; --quick/--full/QUICK=1 pick the preset
+    refuse(flags, reason, ...)     the one-line, exit-2 answer of every pre-flight check
+    Run                            the run: device line, record(), figure(), finish()
+    run_sweep                      independent training runs in CPU processes, costliest first
+    save_results, save_figure      atomic JSON (finite numbers only) and PNG under --out
+"""
+
+import argparse
+import functools
+import json
+import math
+import multiprocessing
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import torch
+
+import helpers
+
+ROOT = Path(__file__).resolve().parent
+RUNS = ROOT / "runs"  # the default --out: git ignores it; `--out .` refreshes the committed files
+
+
+# ----------------------------------------------------------------------------------------------
+# The types of the flags: a bad value is refused in one line naming the flag
+# ----------------------------------------------------------------------------------------------
+def positive_int(text):
+    """An integer >= 1 (for sizes, steps, counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text):
+    """A finite number > 0 (for learning rates, sharpness, scales)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def seed_int(text):
+    """A seed: a whole number from 0 to 2**32 - 1 (the range NumPy and torch both accept)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {2**32 - 1}, got {value}")
+    return value
+
+
+def int_list(text):
+    """A comma-separated list of integers >= 1, e.g. "8,32,128" (for sweep dimensions)."""
+    return [positive_int(part) for part in _items(text)]
+
+
+def float_list(text):
+    """A comma-separated list of numbers > 0, e.g. "1,4,16"."""
+    return [positive_float(part) for part in _items(text)]
+
+
+def _items(text):
+    """The items of "8,32,128"; an empty list or an empty item ("8,,32", "8,") is refused."""
+    items = [part.strip() for part in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of values "
+                                         f"without empty items, got {text!r}")
+    return items
+
+
+class Setting(NamedTuple):
+    """One row of a file's settings table: its value in each preset, its type, what it sets.
+
+    `...` for quick or full means "as the default". type is a function of the text (one of the
+    types above, Path, str), or a tuple of the accepted words (a choice)."""
+    default: Any
+    quick: Any
+    full: Any
+    type: Any
+    help: str
+
+    def value(self, preset):
+        """The value of this setting in the preset "default", "quick" or "full"."""
+        value = getattr(self, preset)
+        return self.default if value is Ellipsis else value
+
+
+# A side study's row: draw a committed run again from its JSON instead of training (Run, replay).
+REPLAY = Setting(None, ..., ..., Path, "draw this committed results file again instead of "
+                 "training")
+
+
+# ----------------------------------------------------------------------------------------------
+# Parsing the command line
+# ----------------------------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad value ends with ONE line naming the flag, and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _shown(value):
+    """A preset value as --help shows it: 8,32,128 for a list, 0.01 for a number."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(_shown(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def build_parser(settings, description="", parts=None, full="the paper's scale"):
+    """The parser of a file: the common flags, then one flag per row of `settings` (--head-dim
+    for "head_dim"), with its three preset values in its help; --parts when `parts` is given."""
+    parser = Parser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    preset = parser.add_mutually_exclusive_group()
+    preset.add_argument("--quick", action="store_true",
+                        help="tiny sizes that run in seconds (what the tests use; also QUICK=1)")
+    preset.add_argument("--full", action="store_true", help=full)
+    parser.add_argument("--device", default=os.environ.get("DEVICE", "auto"),
+                        help="auto (CUDA when available, else CPU), cpu or cuda "
+                             "(default: auto, or $DEVICE when set)")
+    parser.add_argument("--seed", type=seed_int, default=0,
+                        help="base random seed, 0 .. 2**32 - 1 (default: 0)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", RUNS)),
+                        help="folder that receives results/ and figures/ (default: runs/, "
+                             "which git ignores, or $OUT when set); `--out .` from the "
+                             "repository's root refreshes the committed results and figures")
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
+                        help="parallel training processes on the CPU (default: all cores)")
+    for name, row in settings.items():
+        values = [row.value(preset) for preset in ("default", "quick", "full")]
+        shown = (f"default: {_shown(values[0])}" if values[0] is not None else "default: none")
+        if values[1:] != [values[0]] * 2:
+            shown += f"; --quick: {_shown(values[1])}; --full: {_shown(values[2])}"
+        flag = "--" + name.replace("_", "-")
+        if isinstance(row.type, tuple):
+            parser.add_argument(flag, choices=row.type, help=f"{row.help} ({shown})")
+        else:
+            parser.add_argument(flag, type=row.type, help=f"{row.help} ({shown})")
+    if parts is not None:
+        parser.add_argument("--parts", help=f"only these parts, comma-separated, each with the "
+                                            f"parts it needs: {','.join(parts)} (default: all)")
+    return parser
+
+
+def config(settings, argv=None, description="", parts=None, full="the paper's scale",
+           variants=None):
+    """Parse the flags, then fill every flag left unset from the chosen preset's column.
+
+    The preset is --quick, --full or the default; QUICK=1 in the environment selects the quick
+    one too (how the tests run the notebooks). parts: {part: the parts it needs}; args.parts
+    becomes the parts to run, in the file's order. variants: {setting: {value: rows}}, rows of
+    the same shape that replace the table's when that setting has that value (07's CIFAR-10
+    sizes under --data cifar10). args.changed lists the settings whose value differs from the
+    preset's (Run names the files after them)."""
+    argv = cli_argv() if argv is None else argv
+    for name, tables in (variants or {}).items():
+        probe = argparse.ArgumentParser(add_help=False)
+        probe.add_argument("--" + name.replace("_", "-"), default=settings[name].default)
+        value = probe.parse_known_args(argv)[0].__dict__[name]
+        settings = {**settings, **tables.get(value, {})}
+    parser = build_parser(settings, description, parts, full)
+    args = parser.parse_args(argv)
+    if args.quick or os.environ.get("QUICK") == "1":
+        args.preset = "quick"
+    else:
+        args.preset = "full" if args.full else "default"
+    args.changed = ["seed"] if args.seed != 0 else []
+    for name, row in settings.items():
+        if getattr(args, name) is None:
+            setattr(args, name, row.value(args.preset))
+        elif getattr(args, name) != row.value(args.preset):
+            args.changed.append(name)
+    try:
+        args.device = str(pick_device(args.device))
+    except ValueError as error:
+        refuse("--device", str(error))
+    check_out(args.out)
+    for flag in ("n_train", "n_valid"):
+        value = getattr(args, flag, None)
+        if value is not None and value < 2:  # NMSE divides by a variance, standardising by a std
+            refuse("--" + flag.replace("_", "-"), f"a variance needs at least two samples, "
+                   f"got {value}", smallest=2)
+    if parts is not None:
+        args.parts = chosen_parts(parts, args.parts)
+    return args
+
+
+def refuse(flags, reason, smallest=None):
+    """End a run before any work: one line naming the flag(s) and the reason, exit code 2.
+
+    smallest: the smallest value of the (first) flag that would be accepted given the others,
+    when there is one, so the user knows what to type instead; "--other VALUE" when the fix is
+    to raise another flag (e.g. --d when --D is larger than it)."""
+    message = f"argument {flags}: {reason}" + ("" if smallest is None
+                                               else f"; smallest accepted: {smallest}")
+    Parser().error(message)
+
+
+def check_out(out):
+    """--out must be a folder we can create and write in (checked before any work)."""
+    out = Path(out)
+    existing = next(folder for folder in (out, *out.parents) if folder.exists())
+    if not existing.is_dir():
+        refuse("--out", f"{existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        refuse("--out", f"cannot write in {existing}")
+
+
+def chosen_parts(parts, text):
+    """The parts --parts names, with the parts they need, in the file's order; one line and
+    exit 2 for an unknown or empty name. None: every part."""
+    if text is None:
+        return list(parts)
+    asked = [name.strip() for name in text.split(",")]
+    unknown = [name for name in asked if name not in parts]
+    if unknown:
+        refuse("--parts", f"unknown part {unknown[0]!r}; this file's parts are "
+               f"{', '.join(parts)}")
+    for name in list(asked):
+        asked += parts[name]
+    return [name for name in parts if name in asked]
+
+
+def in_notebook():
+    """True inside a Jupyter kernel (recognised by its launcher: python -m ipykernel_launcher);
+    a test process may import ipykernel without being a kernel."""
+    return Path(sys.argv[0]).stem == "ipykernel_launcher"
+
+
+def cli_argv():
+    """sys.argv[1:] for a script. Inside a Jupyter kernel, whose arguments are its own, the
+    flags in $ARGS (none by default: the notebook runs the default preset)."""
+    return shlex.split(os.environ.get("ARGS", "")) if in_notebook() else sys.argv[1:]
+
+
+def pick_device(name="auto"):
+    """"auto" -> CUDA when available, else CPU. Raises ValueError for a device we cannot use."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError("cuda was asked for but this machine has no CUDA device")
+        return torch.device("cuda")
+    raise ValueError(f"expected auto, cpu or cuda, got {name!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# A run: its numbers, its figures, its JSON
+# ----------------------------------------------------------------------------------------------
+# Settings that change where or how fast a run goes, not its numbers (or that name it otherwise).
+NOT_IN_FILE_NAMES = {"workers", "data_dir"}
+
+
+class Run:
+    """One run of a numbered file, from its flags to its JSON.
+
+    Run(stem, args) prints the device and starts the clock; record(numbers) keeps a part's
+    numbers for the JSON (a NaN or infinity ends the run in one line, before anything is
+    printed or written); figure(figure, name) saves a PNG and, in a notebook, shows it where
+    the cell is; finish() writes results/<stem><suffix>.json with the wall time of the whole
+    run. The suffix says what differs from the default run (`_full`, `_steps100`, `_parts_b`;
+    `variant` is a file's own, such as 02's `_D3`), so no other run lands on its files."""
+
+    def __init__(self, stem, args, parts=None, variant="", named=()):
+        self.stem, self.args, self.numbers = stem, args, {}
+        self.suffix = variant + output_suffix(args, parts, named)
+        self.started = time.perf_counter()
+        print(f"device: {args.device}   preset: {args.preset}", flush=True)
+        if not in_notebook():
+            sys.excepthook = stop_in_one_line
+
+    def record(self, numbers):
+        """Keep a part's numbers (a dict) for the JSON; returns them."""
+        bad = first_non_finite(numbers)
+        if bad:
+            sys.exit(f"stopped: the result {bad[0]} is {bad[1]}; nothing was written")
+        self.numbers.update(numbers)
+        return numbers
+
+    def figure(self, figure, name):
+        """Save the figure as figures/<name><suffix>.png; shown inline in a notebook."""
+        if figure is None:
+            return None
+        path = save_figure(figure, name + self.suffix, self.args.out)
+        if in_notebook():
+            from IPython.display import display
+            display(figure)
+        import matplotlib.pyplot as plt
+        plt.close(figure)
+        return path
+
+    def finish(self):
+        """Write the JSON of every recorded number; prints where, and the run's wall time."""
+        seconds = time.perf_counter() - self.started
+        path = save_results(self.stem + self.suffix, self.numbers, self.args, seconds)
+        print(f"wrote {shown_path(path)} in {seconds:.1f} s")
+        return path
+
+
+def replay(path):
+    """The numbers of a committed results file, to draw its tables and figures again without
+    training; prints which run wrote them (its command's flags and its wall time)."""
+    if not Path(path).is_file():
+        refuse("--replay", f"no results file at {path}")
+    written = json.loads(Path(path).read_text())
+    flags = " ".join(f"--{key}" for key in written["config"].get("changed", []))
+    print(f"replaying {shown_path(path)}: written by {written['script']} "
+          f"({written['config']['preset']} preset{', changed: ' + flags if flags else ''}) "
+          f"in {written['wall_time_s']:.0f} s on {written['device']}")
+    return {key: value for key, value in written.items() if key not in
+            ("script", "config", "device", "torch_version", "python_version", "wall_time_s")}
+
+
+def stop_in_one_line(kind, error, trace):
+    """sys.excepthook of a script: a diverging loss is one line ("stopped: ..."), exit code 1."""
+    if issubclass(kind, helpers.NonFiniteLoss):
+        print(f"stopped: {error}", file=sys.stderr)
+    else:
+        sys.__excepthook__(kind, error, trace)
+
+
+def output_suffix(args, parts=None, named=()):
+    """"" for a default run; else what differs, e.g. "_steps100_T8-32", "_full", "_parts_b".
+
+    named: flags the file already names in its own variant (02's _D3, _E32, ...)."""
+    def text(value):
+        if isinstance(value, (list, tuple)):
+            return "-".join(text(v) for v in value)
+        return Path(value).stem if isinstance(value, Path) else f"{value:g}" \
+            if isinstance(value, float) else str(value)
+
+    words = [f"{flag}{text(getattr(args, flag))}" for flag in args.changed
+             if flag not in named and flag not in NOT_IN_FILE_NAMES
+             and not isinstance(getattr(args, flag), bool)]
+    if args.preset != "default":
+        words.append(args.preset)
+    asked = getattr(args, "parts", None)
+    if parts is not None and asked and list(asked) != list(parts):
+        words.append("parts_" + "_".join(asked))
+    return "".join(f"_{word}" for word in words)
+
+
+def first_non_finite(value, key="result"):
+    """(key path, value) of the first NaN or infinity in nested dicts/lists, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for name, item in items:
+        found = first_non_finite(item, f"{key}[{name!r}]")
+        if found:
+            return found
+    return None
+
+
+def shown_path(path):
+    """A path as printed: relative to the repository when inside it (no machine's prefix)."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def save_results(stem, numbers, args, wall_time_s):
+    """Write OUT/results/<stem>.json atomically (temporary file, then rename).
+
+    Stores the numbers with the config that produced them, the device, torch's and Python's
+    versions and the wall time of the whole run, so every figure and README number can be
+    traced to a run. Returns the path. Strict JSON: a NaN or infinity anywhere raises
+    ValueError naming its key (nothing written)."""
+    folder = Path(args.out) / "results"
+    folder.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "script": f"{stem}.py",
+        "config": {k: shown_path(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "device": args.device,
+        "torch_version": torch.__version__,
+        "python_version": sys.version.split()[0],   # 06's corpus ships with Python
+        "wall_time_s": round(wall_time_s, 2),
+        **numbers,
+    }
+    bad = first_non_finite(payload, stem)
+    if bad:
+        raise ValueError(f"{bad[0]} is {bad[1]}: refusing to write a non-finite number")
+    path = folder / f"{stem}.json"
+    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
+        json.dump(payload, handle, indent=1, allow_nan=False)
+    os.chmod(handle.name, 0o644)  # readable like any other file (temporary files are private)
+    os.replace(handle.name, path)
+    return path
+
+
+def save_figure(figure, name, out):
+    """Save a matplotlib figure as OUT/figures/<name>.png atomically; returns the path."""
+    folder = Path(out) / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    temporary = folder / f".{name}.tmp.png"
+    figure.savefig(temporary, dpi=120, bbox_inches="tight")
+    os.replace(temporary, path)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------
+# Training many runs at once
+# ----------------------------------------------------------------------------------------------
+def numbered(train, item):
+    """(index, train(run)) for item = (index, run): run_sweep's unit of work."""
+    index, run = item
+    return index, train(run)
+
+
+def run_sweep(runs, workers, train, label, cost):
+    """Train every run with train(run); on the CPU in `workers` processes with one thread each,
+    the costliest runs first by cost(run) (a guess at its seconds, only for scheduling). Prints
+    label(result) as each finishes and returns the results in the order of `runs`, however
+    the workers happen to finish."""
+    costliest_first = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
+    started, results = time.perf_counter(), {}
+
+    def finished(index, result):
+        results[index] = result
+        progress(len(results), len(runs), label(result), started)
+
+    if workers > 1 and runs[0]["device"] == "cpu":
+        torch.optim.AdamW([torch.zeros(1, requires_grad=True)])  # its lazy imports, once, here:
+        context = multiprocessing.get_context("fork")  # the forked workers inherit them
+        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
+            for index, result in pool.imap_unordered(functools.partial(numbered, train),
+                                                     costliest_first):
+                finished(index, result)
+    else:
+        if workers > 1:
+            print(f"on {runs[0]['device']} the runs go one after another in this process "
+                  f"(--workers sets CPU processes)", flush=True)
+        for item in costliest_first:
+            finished(*numbered(train, item))
+    return [results[index] for index in range(len(runs))]
+
+
+def progress(done, total, text, started):
+    """Print one line per finished config of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
+    print(f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)", flush=True)

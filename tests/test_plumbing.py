@@ -1,0 +1,189 @@
+"""plumbing.py: the settings table, presets, refusals, parts, file names, the run's files."""
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import plumbing
+from plumbing import Setting
+
+SETTINGS = {"T": Setting([8, 32], [8], [8, 32, 128], plumbing.int_list, "lengths"),
+            "steps": Setting(10, 1, 100, plumbing.positive_int, "steps"),
+            "lr": Setting(1e-2, ..., ..., plumbing.positive_float, "rate")}
+PARTS = {"a": (), "b": ("a",), "c": ()}
+
+
+def config(*flags, **keywords):
+    return plumbing.config(SETTINGS, list(flags), "test", PARTS, **keywords)
+
+
+def test_presets_fill_only_unset_flags(monkeypatch):
+    monkeypatch.delenv("QUICK", raising=False)
+    assert config().T == [8, 32] and config("--full").steps == 100
+    args = config("--quick", "--T", "4,5")
+    assert (args.T, args.steps, args.lr, args.preset) == ([4, 5], 1, 1e-2, "quick")
+    monkeypatch.setenv("QUICK", "1")
+    assert config().preset == "quick"
+
+
+def test_a_row_is_its_flag_and_its_help_names_each_preset():
+    parser = plumbing.build_parser(SETTINGS, "test", PARTS)
+    helps = {action.dest: action.help for action in parser._actions}
+    assert helps["T"] == "lengths (default: 8,32; --quick: 8; --full: 8,32,128)"
+    assert helps["lr"] == "rate (default: 0.01)"                       # the same in every preset
+
+
+def test_a_variant_table_replaces_its_rows(monkeypatch):
+    monkeypatch.delenv("QUICK", raising=False)
+    settings = {**SETTINGS, "data": Setting("a", ..., ..., ("a", "b"), "data")}
+    other = {"steps": Setting(20, 2, 200, plumbing.positive_int, "steps")}
+    assert plumbing.config(settings, [], variants={"data": {"b": other}}).steps == 10
+    chosen = plumbing.config(settings, ["--data", "b", "--quick"], variants={"data": {"b": other}})
+    assert chosen.steps == 2
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--T", "0"], "--T"), (["--T", "8,x"], "--T"), (["--steps", "-3"], "--steps"),
+    (["--device", "tpu"], "--device"), (["--quick", "--full"], "--full"),
+    (["--parts", "x"], "--parts"), (["--parts", "a,,b"], "--parts"), (["--parts", ""], "--parts"),
+])
+def test_bad_flags_exit_2_with_one_line(flags, flag_name, capsys):
+    with pytest.raises(SystemExit) as stop:
+        config(*flags)
+    assert stop.value.code == 2
+    message = capsys.readouterr().err
+    assert message.count("\n") == 1 and flag_name in message
+
+
+def test_cuda_without_cuda_is_a_clear_error():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ValueError, match="no CUDA"):
+        plumbing.pick_device("cuda")
+    assert plumbing.pick_device("auto").type == "cpu"
+
+
+@pytest.mark.parametrize("text", ["", ",", "8,", "8,,16", " , 8"])
+def test_lists_with_empty_items_are_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError, match="without empty items"):
+        plumbing.int_list(text)
+    with pytest.raises(argparse.ArgumentTypeError, match="without empty items"):
+        plumbing.float_list(text)
+
+
+def test_seed_range_and_sizes_of_one_sample(tmp_path, capsys):
+    assert plumbing.seed_int("0") == 0 and plumbing.seed_int(str(2**32 - 1)) == 2**32 - 1
+    for text in ("-1", str(2**32), "1.5"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            plumbing.seed_int(text)
+    settings = {**SETTINGS, "n_valid": Setting(10, ..., ..., plumbing.positive_int, "n")}
+    with pytest.raises(SystemExit) as stop:
+        plumbing.config(settings, ["--n-valid", "1", "--out", str(tmp_path)])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.count("smallest accepted: 2 ") == 1
+
+
+def test_out_that_is_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")
+    for out in (tmp_path / "a-file", tmp_path / "a-file" / "below"):
+        with pytest.raises(SystemExit):
+            config("--out", str(out))
+        assert "--out" in capsys.readouterr().err
+
+
+def test_parts_run_only_what_they_name_with_what_they_need():
+    assert config().parts == ["a", "b", "c"]
+    assert config("--parts", "c,a").parts == ["a", "c"]                 # the file's order
+    assert config("--parts", "b").parts == ["a", "b"]                   # b needs a
+
+
+def test_file_names_say_what_differs_from_the_default_run(monkeypatch):
+    monkeypatch.delenv("QUICK", raising=False)
+
+    def suffix(*flags, named=()):
+        return plumbing.output_suffix(config(*flags), PARTS, named)
+    assert suffix() == ""
+    assert suffix("--device", "cpu") == "" and suffix("--workers", "1") == ""  # where, not what
+    assert suffix("--steps", "10") == ""                                # the preset's value
+    assert suffix("--steps", "100", "--T", "8,64") == "_T8-64_steps100"  # the table's order
+    assert suffix("--lr", "3e-3", "--seed", "2") == "_seed2_lr0.003"
+    assert suffix("--steps", "100", named=("steps",)) == ""
+    assert suffix("--full") == "_full" and suffix("--quick") == "_quick"
+    assert suffix("--parts", "c") == "_parts_c" and suffix("--parts", "b") == "_parts_a_b"
+
+
+def test_save_results_is_atomic_and_complete(tmp_path):
+    args = config("--quick", "--out", str(tmp_path))
+    path = plumbing.save_results("00_test", {"answer": 42}, args, wall_time_s=1.234)
+    payload = json.loads(path.read_text())
+    assert payload["answer"] == 42 and payload["wall_time_s"] == 1.23
+    assert payload["config"]["T"] == [8] and payload["device"] and payload["torch_version"]
+    assert [p.name for p in path.parent.iterdir()] == ["00_test.json"]  # no temporary left
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_save_results_refuses_non_finite_numbers_naming_the_key(tmp_path, bad):
+    args = config("--quick", "--out", str(tmp_path))
+    numbers = {"nmse": {"8": {"1": {"seeds": [0.1, bad]}}}}
+    with pytest.raises(ValueError, match=r"\['nmse'\]\['8'\]\['1'\]\['seeds'\]\[1\]"):
+        plumbing.save_results("00_test", numbers, args, wall_time_s=1.0)
+    assert not list((tmp_path / "results").glob("*.json"))
+
+
+def test_a_run_stops_on_a_non_finite_result_with_one_line(tmp_path):
+    run = plumbing.Run("00_test", config("--quick", "--out", str(tmp_path)))
+    with pytest.raises(SystemExit) as stop:
+        run.record({"gain": [1.0, math.nan]})
+    assert stop.value.code.startswith("stopped: the result result['gain'][1] is nan")
+    assert "\n" not in stop.value.code
+    assert run.record({"gain": [1.0, 2]}) == {"gain": [1.0, 2]}
+    written = json.loads(run.finish().read_text())
+    assert written["gain"] == [1.0, 2] and written["script"] == "00_test_quick.py"
+
+
+def test_replay_reads_the_numbers_of_a_committed_run(tmp_path, capsys):
+    run = plumbing.Run("00_test", config("--out", str(tmp_path)))
+    run.record({"rows": [1, 2]})
+    path = run.finish()
+    assert plumbing.replay(path) == {"rows": [1, 2]}
+    assert "replaying" in capsys.readouterr().out
+
+
+def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(monkeypatch):
+    import ipykernel  # noqa: F401 — imported by a test process, which is still not a kernel
+    monkeypatch.setattr(sys, "argv", ["/x/01_retrieval_task.py", "--quick"])
+    assert plumbing.cli_argv() == ["--quick"]
+    monkeypatch.setattr(sys, "argv", ["/venv/lib/ipykernel_launcher.py", "-f", "k.json"])
+    monkeypatch.delenv("ARGS", raising=False)
+    assert plumbing.cli_argv() == []
+    monkeypatch.setenv("ARGS", "--replay 'a b.json'")                 # a notebook's flags
+    assert plumbing.cli_argv() == ["--replay", "a b.json"]
+
+
+def wait_and_echo(run):
+    """A stand-in for training: sleeps run["wait"] seconds, returns the run."""
+    time.sleep(run["wait"])
+    return dict(run)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_sweep_returns_results_in_the_order_of_its_runs(workers, capsys):
+    """The runs start costliest first and finish in any order; the results come back in the
+    order they were given (so per-seed lists in the JSON do not depend on scheduling)."""
+    waits = [0.0, 0.3, 0.0, 0.2, 0.1]
+    runs = [dict(wait=wait, device="cpu", index=i) for i, wait in enumerate(waits)]
+    results = plumbing.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
+                                 cost=lambda r: r["wait"])
+    assert [r["index"] for r in results] == list(range(len(runs)))
+    printed = [line.split()[1] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(printed) == [str(i) for i in range(len(runs))]      # one line per run
+
+
+def test_printed_paths_hold_no_machine_prefix():
+    assert plumbing.shown_path(plumbing.ROOT / "runs" / "results" / "x.json") == \
+        str(Path("runs") / "results" / "x.json")
