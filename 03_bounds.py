@@ -13,7 +13,7 @@ What it shows
        for every T from 8 to 1024 and falls like 1/beta at every T.
     b. Theorem 2(2): the lower-bound exponent k(T, s, D, n) = (T/4 - s - D + 1)/((n+1)s + 1) - 1
        grows linearly in T, but with s = 3 heads it is vacuous (k <= 0) at the paper's own
-       synthetic sizes (D = 4, n = 8, T <= 128); with s = 1 or 2 it is positive from T = 57, 97.
+       synthetic sizes (D = 4, n = 8, T <= 128); with s = 2 it is positive from T = 97.
     c. Fig. 1b, trained: min validation NMSE against the parameter count (MLP width N swept), for
        h < D and h >= D, one line per T, with fitted log-log slopes.
     d. Corollary 1 as arithmetic: when D_1^2 + D_2^2 <= T/50 forces the intrinsic dimension to be

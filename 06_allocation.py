@@ -880,6 +880,25 @@ if __name__ == "__main__" and "e" in args.parts:
 
 
 # %% [markdown]
+# ## What the committed reference run shows
+#
+# `python 06_allocation.py --full` (22 min 49 s; `results/06_allocation_full.json`) settles what
+# 1,000 steps could not:
+#
+# - **a** (H up to 32, 3 seeds, 3,000 steps): the lowest error is at H = M = 4 for every seed and
+#   for the oracle (0.005 [0.000]; H = 1 0.699, H = 32 0.666).
+# - **b** (5 seeds, 2,000 steps, 40,000 sequences): front − back −0.151 [−0.159, −0.144] and
+#   +0.102 [+0.067, +0.137]; thinning alone +0.000 [−0.003, +0.004] and +0.033 [−0.011, +0.076],
+#   no clear difference on either task (no margin was set, so this is not a test of "no cost").
+# - **c** (5 seeds, 3,000 steps, all 465,126 characters): uniform 1.999, front-loaded 1.993,
+#   back-loaded 2.061, last 3 characters 2.096 bits per character. **Uniform − limited −0.096
+#   [−0.123, −0.070]**: with 3,000 steps, 5 seeds and the whole text (the default: 1,000 steps,
+#   3 seeds, 400,000 characters), the full models do use more than three characters of context.
+#   Front − back −0.068 [−0.087, −0.048] favours front-loading, but front − uniform −0.007
+#   [−0.041, +0.028] shows no clear difference.
+# - **d**: rank 1, last layer − first, −0.059 [−0.189, +0.071]: still no clear difference.
+
+# %% [markdown]
 # ## The run's file
 #
 # Every number above, with the flags that produced them and the run's wall time.

@@ -4,12 +4,19 @@
 # Beside `04_single_head_memorization.py` and paper A, Theorem 2(3) and Lemma 8.
 
 # %%
+import os
 import sys
 from pathlib import Path
 
 here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
-sys.path.insert(0, str(here))
-import check  # noqa: E402
+clone = os.environ.get("HEADS_REPOSITORY")           # a clone's path, when the file is elsewhere
+sys.path[:0] = [str(here)] + ([str(Path(clone).expanduser() / "exercises")] if clone else [])
+try:
+    import check  # noqa: E402
+except ModuleNotFoundError:                          # a lone copy: one line, not a traceback
+    sys.stderr.write("this exercise needs check.py beside it or in $HEADS_REPOSITORY/exercises: "
+                     "put it back in its folder, or set HEADS_REPOSITORY=/path/to/your/clone\n")
+    raise SystemExit(2)
 import torch  # noqa: E402
 
 # %% [markdown]

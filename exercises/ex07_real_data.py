@@ -6,12 +6,19 @@
 # trains.
 
 # %%
+import os
 import sys
 from pathlib import Path
 
 here = Path(__file__).parent if "__file__" in globals() else Path.cwd()
-sys.path.insert(0, str(here))
-import check  # noqa: E402
+clone = os.environ.get("HEADS_REPOSITORY")           # a clone's path, when the file is elsewhere
+sys.path[:0] = [str(here)] + ([str(Path(clone).expanduser() / "exercises")] if clone else [])
+try:
+    import check  # noqa: E402
+except ModuleNotFoundError:                          # a lone copy: one line, not a traceback
+    sys.stderr.write("this exercise needs check.py beside it or in $HEADS_REPOSITORY/exercises: "
+                     "put it back in its folder, or set HEADS_REPOSITORY=/path/to/your/clone\n")
+    raise SystemExit(2)
 
 # %% [markdown]
 # ## 7.1 More heads, or a wider model? · medium · 10 min

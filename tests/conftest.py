@@ -19,8 +19,8 @@ REPLAYED = {stem: f"--replay ../results/{stem}.json"
 @pytest.fixture(scope="session")
 def notebook_run(tmp_path_factory):
     """notebook_run(stem): the JSON of notebooks/<stem>.ipynb executed once per session with
-    QUICK=1 (the file's --quick run, as a reader's notebook runs it), with its cells' outputs
-    under "outputs". tests/test_notebooks.py checks that it runs; each file's test_main_quick
+    QUICK=1 (the file's --quick run, as a reader's notebook runs it); its cells' outputs are in
+    notebook_run.outputs[stem]. tests/test_notebooks.py checks that it runs; each file's test_main_quick
     checks its numbers, so the quick run is not trained twice."""
     import json
     import os
@@ -43,9 +43,10 @@ def notebook_run(tmp_path_factory):
                     os.environ.pop(key) if value is None else os.environ.update({key: value})
             written = out / "results" / f"{stem}_quick.json"      # a replay writes nothing
             done[stem] = json.loads(written.read_text()) if stem not in REPLAYED else {}
-            done[stem]["outputs"] = [output for cell in notebook.cells
-                                     for output in cell.get("outputs", [])]
+            run.outputs[stem] = [output for cell in notebook.cells
+                                 for output in cell.get("outputs", [])]
         return done[stem]
+    run.outputs = {}          # notebook_run.outputs[stem]: every output of its cells
     return run
 
 

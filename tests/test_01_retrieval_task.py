@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import helpers
+import plumbing
 from conftest import assert_rejected, run_script
 
 task = helpers.load_concept("01_retrieval_task")
@@ -172,11 +173,14 @@ def test_gaussian_directions_are_the_random_draws_unnormalised():
 def test_every_file_that_samples_the_task_has_the_same_directions_flag(name, tmp_path):
     """--directions: one flag, one set of values, one default, in 01-04."""
     module = helpers.load_concept(name)
-    action = next(a for a in module.build_parser()._actions if a.dest == "directions")
-    assert tuple(action.choices) == task.DIRECTIONS and action.default == task.DEFAULT_DIRECTIONS
+    assert module.SETTINGS["directions"] is task.SETTINGS["directions"]     # one row, shared
+    parser = plumbing.build_parser(module.SETTINGS)
+    action = next(a for a in parser._actions if a.dest == "directions")
+    assert tuple(action.choices) == task.DIRECTIONS
     assert f"default: {task.DEFAULT_DIRECTIONS}" in action.help         # --help says the default
-    args = module.config(["--quick", "--directions", "gaussian", "--out", str(tmp_path)])
-    assert args.directions == "gaussian"
+    assert module.config(["--quick", "--out", str(tmp_path)]).directions == task.DEFAULT_DIRECTIONS
+    args = module.config(["--quick", "--directions", "random", "--out", str(tmp_path)])
+    assert args.directions == "random"
 
 
 @pytest.mark.parametrize("D", [1, 3, 4])

@@ -110,10 +110,10 @@ def test_notebook_executes_in_quick_mode(script, notebook_run):
     """Executed with nbclient under QUICK=1 (once: the file's test_main_quick reads the same
     run's JSON); it must reach the end, write its quick results, and show no error. A side
     study's notebook replays its committed run, as the committed notebook does."""
-    result = notebook_run(script.stem)
-    assert not [output for output in result["outputs"] if output.output_type == "error"]
+    result, outputs = notebook_run(script.stem), notebook_run.outputs[script.stem]
+    assert not [output for output in outputs if output.output_type == "error"]
     if script.stem in REPLAYED:
-        assert "replaying results/" in "".join(output_text(o) for o in result["outputs"])
+        assert "replaying results/" in "".join(output_text(o) for o in outputs)
     else:
         assert result["config"]["preset"] == "quick"
         assert result["script"] == f"{script.stem}_quick.py"

@@ -108,3 +108,21 @@ def test_the_timetable_adds_up():
         done = start + wall_time(ROOT / script) / 60
         assert done <= following, f"{script} launched at {start} still runs at {following}"
     assert len(launches) >= 5
+
+
+def test_every_committed_result_was_written_by_the_current_training_loop():
+    """Each results/*.json records in its config the settings that differ from its preset
+    ("changed"), written since the one training loop (helpers.fit) and the whole-run wall_time_s
+    came in together; a file without it is older than both and must be re-run, not cited."""
+    stale = [path.name for path in sorted((ROOT / "results").glob("*.json"))
+             if "changed" not in json.loads(path.read_text())["config"]]
+    assert not stale, f"re-run these with the current code: {stale}"
+
+
+def test_every_results_file_the_pages_name_exists():
+    named = {name for page in PAGES + SCRIPTS + SIDE_STUDIES
+             for name in re.findall(r"(?<!runs/)results/([\w.-]+\.json)", page.read_text())}
+    assert named, "the pattern found no results file"
+    missing = sorted(name for name in named if not (ROOT / "results" / name).exists())
+    assert not missing, missing
+
