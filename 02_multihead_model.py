@@ -607,11 +607,11 @@ if __name__ == "__main__" and "sweep" in args.parts:
 # %% [markdown]
 # ## What the committed runs show
 #
-# **The default run** (the cell above; `results/02_multihead_model.json`): the knee at $h = D$,
-# the minimum falling 32×, 21×, 9× from $h = 3$ to 4 at $T = 8, 32, 128$, and below $D$ an error
-# that grows with $T$. Each head below $D$ buys less than in the paper: our $h = 1$ means are
-# below Table 2's (0.24–0.31×), our $h = 2$ means close to them (0.69–1.14×), our $h = 3$ means
-# above (4–7×), our $h = 4$ minima 60–900× above Table 3's; and $R(h) = 0$ for every $h$.
+# **The default run** (the cell above; `results/02_multihead_model.json`): the knee at $h = D$, the
+# minimum falling 32×, 21×, 9× from $h = 3$ to 4 at $T = 8, 32, 128$, and below $D$ an error that
+# grows with $T$. Each head below $D$ buys less than in the paper: our $h = 1$ means are below Table
+# 2's (0.24–0.31×), our $h = 2$ means close to them (0.69–1.14×), our $h = 3$ means above (4–7×),
+# our $h = 4$ minima 60–900× above Table 3's; and $R(h) = 0$ for every $h$.
 #
 # **Variants** (minima over 2 seeds, 4,000 steps, Gaussian $a_i$; the paper's table of minima in
 # brackets; each command's `results/` file carries its flags in its name):
@@ -622,8 +622,8 @@ if __name__ == "__main__" and "sweep" in args.parts:
 # | `--D 3 --total-width 32` | Table 4: D = 3 | at h = 3: 85×, 55×, 41× [2,600–6,200×] | 7.1e-5, 1.7e-4, 2.7e-4 [4.2e-7, 1.2e-7, 2.1e-7] |
 # | `--layers 2 --total-width 32 --T 8,32` | Table 5: 2 layers | at h = 2 (L·h ≥ D, Conjecture 1): 19×, 15× [29×, 63×] | h = 1: 2.8e-3, 3.4e-3 [2.1e-4, 2.2e-4]; h = 2: 1.5e-4, 2.3e-4 [7.2e-6, 3.5e-6] |
 # | the same, `--T 8 --heads 1,2 --steps 20000 --lr 3e-3` | Table 5 | at h = 2: 99× [29×] | h = 1: 1.1e-3 [2.1e-4], 5.1×; h = 2: 1.1e-5 [7.2e-6], 1.5× |
-# | `--D 3` (n = 8) | none (Table 4 fixes E) | D3_DROP | — |
-# | `--layers 2 --total-width 32 --T 8,32 --block attention-only` | Table 5 without FFN | ATTENTION_ONLY_DROP | — |
+# | `--D 3` (n = 8; 4 min 23 s) | none (Table 4 fixes E) | at h = 3: 67×, 105×, 77× | — |
+# | `--layers 2 --total-width 32 --T 8,32 --block attention-only` (5 min 28 s) | Table 5 without FFN | at h = 2: 15×, 14× | h = 2: 1.6e-4, 2.3e-4 |
 #
 # The knee sits where the theory puts it in every variant; our drops are smaller than the
 # paper's because our errors at and above the knee are higher. The long 2-layer run uses lr 3e-3,
@@ -639,15 +639,15 @@ if __name__ == "__main__" and "sweep" in args.parts:
 # | h = 4, our min [Table 3 min] | 1.2e-5 [1.3e-6] | 1.1e-5 [5.6e-7] | 1.6e-5 [3.4e-7] | 2.2e-6 [3.5e-7] | 1.8e-5 [5.7e-7] |
 # | drop h = 3 → 4 (minima) [Table 3] | 120× [160×] | 117× [388×] | 91× [803×] | 953× [1,072×] | 121× [837×] |
 #
-# Means against Table 2's: $h = 1$ 0.15–0.16×, $h = 2$ 0.39–0.46×, $h = 3$ 1.6–2.3×, $h = 4$ at
-# or below the paper's for $T \le 64$ (0.3–0.5×) and 10× above at $T = 128$. So each head below
-# $D$ cuts our error 2.0–4.4×, the paper's 8.7–13×. The drops at the knee stay below Table 3's
-# and the $h = 4$ minima 6–48× above them, so training length explains at most part of the gap.
-# The reversal score from our means (Table 2's statistic, the same model at every $h$): 0, 0,
-# 0.10, 0.95, 1.83 for $h = 1 \dots 5$, Table 2's 0, 0, 0.057, 5.33, 4.46 — zero below $h = 3$ in
-# both, positive from $h = 3$ in both, our $h = 4$ value a fifth of the paper's. From our minima
-# it is 0, 0, 0.23, 2.14, 1.29; Table 3's minima (0, 0, 0, 3.98, 4.17) come from fixed-$E$ models
-# that match ours only at $h = 4$, so they are not the comparison.
+# Means against Table 2's: $h = 1$ 0.15–0.16×, $h = 2$ 0.39–0.46×, $h = 3$ 1.6–2.3×, $h = 4$ at or
+# below the paper's for $T \le 64$ (0.3–0.5×) and 10× above at $T = 128$. So each head below $D$
+# cuts our error 2.0–4.4×, the paper's 8.7–13×. The drops at the knee stay below Table 3's and the
+# $h = 4$ minima 6–48× above them, so training length explains at most part of the gap. The reversal
+# score from our means (Table 2's statistic, the same model at every $h$): 0, 0, 0.10, 0.95, 1.83
+# for $h = 1 \dots 5$, Table 2's 0, 0, 0.057, 5.33, 4.46 — zero below $h = 3$ in both, positive from
+# $h = 3$ in both, our $h = 4$ value a fifth of the paper's. From our minima it is 0, 0, 0.23, 2.14,
+# 1.29; Table 3's minima (0, 0, 0, 3.98, 4.17) come from fixed-$E$ models that match ours only at $h
+# = 4$, so they are not the comparison.
 
 # %% [markdown]
 # ## The run's file
