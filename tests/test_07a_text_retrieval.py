@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import helpers
-import plumbing
 from conftest import assert_rejected
 
 ROOT = Path(__file__).resolve().parent.parent

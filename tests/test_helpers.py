@@ -1,10 +1,5 @@
 """helpers.py: NMSE, the attention scale, the statistics and the training loop."""
-import argparse
-import json
 import math
-import sys
-import time
-from pathlib import Path
 
 import pytest
 import torch
