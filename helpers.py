@@ -11,6 +11,7 @@ plumbing.py (nothing there teaches). Contents, in order of use:
     truncate_qk                         a head's score W_Q^T W_K cut to rank r (files 05 and 06)
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
+    expected_minimum                    the minimum over k of n seeds, averaged over subsets
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, LossLog, step
     train_regression                    fit() on MSE mini-batches, held-out NMSE
@@ -128,6 +129,22 @@ def seed_stats(values):
     mean = sum(values) / len(values)
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
     return {"seeds": values, "min": min(values), "mean": mean, "std": std}
+
+
+def expected_minimum(values, k):
+    """{"mean", "std", "lowest", "highest"} of the minimum over k seeds drawn without
+    replacement from the n seeds `values`, over all C(n, k) subsets alike.
+
+    Sorted ascending x_(1) <= ... <= x_(n), the i-th value is a subset's minimum when the subset
+    holds it and k - 1 of the n - i larger ones: P(min = x_(i)) = C(n - i, k - 1) / C(n, k)."""
+    ordered, n = sorted(float(v) for v in values), len(values)
+    if not 1 <= k <= n:
+        raise ValueError(f"expected_minimum: k must be between 1 and {n} seeds, got {k}")
+    chance = [math.comb(n - i, k - 1) / math.comb(n, k) for i in range(1, n + 1)]  # sums to 1
+    mean = sum(p * x for p, x in zip(chance, ordered))
+    second_moment = sum(p * x * x for p, x in zip(chance, ordered))
+    return {"mean": mean, "std": math.sqrt(max(0.0, second_moment - mean ** 2)),
+            "lowest": ordered[0], "highest": ordered[n - k]}   # the k largest: its minimum
 
 
 def t_quantile(df, level=0.975):

@@ -13,7 +13,7 @@ import helpers  # noqa: E402
 RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s"}
 # The side studies' notebooks replay their committed runs (hours of training otherwise).
 REPLAYED = {stem: f"--replay ../results/{stem}.json"
-            for stem in ("02a_recipe_study", "02b_directions_study")}
+            for stem in ("02a_recipe_study", "02b_directions_study", "02c_seed_count")}
 
 
 @pytest.fixture(scope="session")

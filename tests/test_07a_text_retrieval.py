@@ -129,3 +129,58 @@ def test_text_part_quick_both_sweeps_gains_drops_and_references(quick_args, monk
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("07a_text_retrieval", flags, flag_name)
+
+
+def test_l1_fit_matches_a_slow_search_and_ignores_an_outlier():
+    """The linear programme's fit against a brute-force grid over the line's two terms; one
+    wild point does not move a least-absolute-deviations line through the others."""
+    import numpy as np
+    x = np.arange(7.0)
+    y = 1.0 + 0.5 * x
+    y[3] += 40.0                                           # the outlier
+    theta, mae = text_file.l1_fit(np.stack([np.ones(7), x], axis=1), y)
+    assert theta == pytest.approx([1.0, 0.5], abs=1e-6)
+    grid = [(a / 20, b / 40) for a in range(0, 41) for b in range(0, 41)]
+    slow = min(sum(abs(a + b * xi - yi) for xi, yi in zip(x, y)) / 7 for a, b in grid)
+    assert mae == pytest.approx(slow, abs=1e-9)
+
+
+@pytest.mark.parametrize("alpha, delta", [(-1.40, 0.25), (-0.5, 0.6), (-2.0, 0.0)])
+def test_the_fitted_law_recovers_known_alpha_and_delta(alpha, delta):
+    """Errors drawn from c T^beta exp(alpha h / T^delta) on Table 6's grid, with a small
+    multiplicative noise, give back alpha and delta."""
+    generator = torch.Generator().manual_seed(0)
+    law = {"c": 0.3, "beta": 0.4, "alpha": alpha, "delta": delta}
+    points = [(h, T, text_file.law_at(law, h, T) * math.exp(0.01 * float(torch.randn(
+        1, generator=generator)))) for h in (1, 2, 4, 6, 8) for T in (8, 16, 32, 64)]
+    fitted = text_file.fit_law(*zip(*points))
+    assert fitted["alpha"] == pytest.approx(alpha, abs=0.05)
+    assert fitted["delta"] == pytest.approx(delta, abs=0.03)
+    assert fitted["mae_log"] < 0.02
+
+
+def test_the_law_on_the_paper_table_and_the_bootstrap_over_seeds():
+    """Refitted to Table 6's kept rows the law lands near the paper's delta = 0.25 and alpha =
+    -1.40; on made-up seeds the interval holds the estimate and a zero error is left out."""
+    law = text_file.run_law({"text": {"accuracy": {text_file.LAW_SWEEP: {}}}},
+                            type("Args", (), {"bootstrap": 10, "seed": 0})())["law"]
+    refit = law["paper_table_6_refit"]
+    assert abs(refit["delta"] - 0.25) < 0.1 and abs(refit["alpha"] + 1.40) < 0.3
+    assert refit["at_paper_delta"]["alpha"] == pytest.approx(-1.40, abs=0.1)
+    assert law["ours"] == {}                                # no points: no fit
+    truth = {"c": 0.5, "beta": 0.2, "alpha": -0.8, "delta": 0.3}
+    table = {str(T): {str(h): {"train": {"seeds": [
+        1 - text_file.law_at(truth, h, T) * (1 + 0.05 * (s - 2)) for s in range(5)]}}
+        for h in (1, 2, 4, 8)} for T in (8, 16, 32, 64)}
+    table["64"]["8"]["train"]["seeds"] = [1.0] * 5          # error 0: no logarithm
+    fitted = text_file.fit_with_interval(text_file.law_points(table, (1, 2, 4, 8)), 30, 0)
+    assert fitted["points"] == 15
+    for name in ("alpha", "delta"):
+        low, high = fitted["ci95"][name]
+        assert low <= fitted[name] <= high
+        assert low - 0.05 <= truth[name] <= high + 0.05
+
+
+def test_a_replay_takes_every_part():
+    assert_rejected("07a_text_retrieval", ["--replay", "results/07a_text_retrieval_full.json",
+                                           "--parts", "text"], "--replay")

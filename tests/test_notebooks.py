@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(ROOT.glob("0[1-9]*_*.py"))             # the numbered files and side studies
-REPLAYED = ("02a_recipe_study", "02b_directions_study")  # their notebooks replay the committed run
+REPLAYED = ("02a_recipe_study", "02b_directions_study", "02c_seed_count")  # replay the committed run
 # A machine's path: the repository's own location, or a home, temporary or system folder.
 MACHINE_PATH = re.compile(re.escape(str(ROOT)) + r"|(?<![\w.])/(home|root|tmp|Users|work|usr|"
                           r"opt|var|private)/")

@@ -56,7 +56,7 @@ def test_the_quoting_finds_every_place():
 
 
 SIDE_STUDIES = [ROOT / f"{stem}.py" for stem in ("02a_recipe_study", "02b_directions_study",
-                                                "07a_text_retrieval")]
+                                                "02c_seed_count", "07a_text_retrieval")]
 
 
 @pytest.mark.parametrize("script", SIDE_STUDIES, ids=lambda path: path.stem)
