@@ -23,7 +23,7 @@ What it shows
        trained 2- and 4-layer character models against the context length, per layer.
 
 Run it
-    python 06_allocation.py                   # default: 9 min 25 s on a 2-core CPU
+    python 06_allocation.py                   # default: 8 min 44 s on a 2-core CPU
     python 06_allocation.py --text my.txt     # your own text for part c
     python 06_allocation.py --full            # every part, more seeds and steps; parts a-e
                                               # alone took 22 min 49 s (06_allocation_full)
@@ -110,6 +110,7 @@ def config(argv=None):
     fitting = [h for h in range(1, budget + 1)
                if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
     misfits = [h for h in args.fixed_heads if h not in fitting]
+    longest = max(args.text_T, args.deep_T)          # the longest window of parts c and g
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
         ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0, "an even number of at least "
          f"4 (the uniform allocation uses (key_dim + 2) / 2), got {args.key_dim}", 4),
@@ -122,6 +123,9 @@ def config(argv=None):
          "distinct stored keys (--queries)", args.queries),
         ("--T", args.T >= 3, "part b's tasks need a pointer to an earlier token and a query "
          "after the memory", 3),
+        *[(flag, "g" not in args.parts or length >= 2, "part g reads attention over at least "
+           "2 keys (a normalised entropy divides by log L)", 2)
+          for flag, length in (("--text-T", args.text_T), ("--deep-T", args.deep_T))],
         ("--ngram-budgets", all(b >= 2 and b & (b - 1) == 0 for b in args.ngram_budgets),
          f"each a power of 2 (H = 1, 2, 4 ... budget), got {args.ngram_budgets}", 2),
         ("--ngram-T", args.ngram_T >= NGRAM_LAGS, f"a 4-gram is scored from position "
@@ -130,14 +134,12 @@ def config(argv=None):
           for flag, seeds in (("--seeds", args.seeds), ("--text-seeds", args.text_seeds),
                               ("--ngram-seeds", args.ngram_seeds),
                               ("--deep-seeds", args.deep_seeds))],
-        ("--text-chars", args.text_chars >= 20 * args.text_T, "the 90/10 split needs at least "
-         f"20 T characters for windows of --text-T {args.text_T}", 20 * args.text_T),
-        ("--deep-T", args.text_chars >= 20 * args.deep_T, "the 90/10 split needs at least 20 T "
-         f"characters (--text-chars {args.text_chars}) for windows of --deep-T",
-         None),
+        ("--text-chars", args.text_chars >= 20 * longest, "the 90/10 split needs at least "
+         f"20 T characters for windows of --text-T {args.text_T} and --deep-T {args.deep_T}",
+         20 * longest),
         ("--text", args.text is None or args.text.is_file() and len(args.text.read_text(
-            errors="replace")) >= 20 * args.text_T, "need a text file of at least "
-         f"{20 * args.text_T} characters, got {args.text}", None)]
+            errors="replace")) >= 20 * longest, "need a text file of at least "
+         f"{20 * longest} characters, got {args.text}", None)]
     for flag, accepted, why, smallest in checks:
         if not accepted:
             plumbing.refuse(flag, why, smallest=smallest)
@@ -1339,11 +1341,13 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
         for layer in profile:
             entropy += [head[-1] for head in profile[layer]["entropy"]]
             cost += costs[layer]["1"]["per_head"][index * heads:(index + 1) * heads]
-    correlation = scipy.stats.spearmanr(entropy, cost)
+    varied = len(set(entropy)) > 1 and len(set(cost)) > 1     # else a rank correlation is
+    correlation = scipy.stats.spearmanr(entropy, cost) if varied else None   # undefined
     last = str(len(trained[0]))
     result["tie_to_rank"] = {
         "entropy_per_head": entropy, "rank_1_cost_per_head": cost,
-        "spearman": float(correlation.statistic), "p_value": float(correlation.pvalue),
+        "spearman": float(correlation.statistic) if varied else None,
+        "p_value": float(correlation.pvalue) if varied else None,
         "entropy_last_minus_first": result["2 layers (part c)"].get(
             "entropy_last_minus_first_layer"),
         "rank_1_last_minus_first": rank_by_layer["rank_1_last_minus_first_layer"],
@@ -1399,9 +1403,10 @@ def report_saturation(result, args):
                 f"entropy at L = {entry['L'][-1]}, last layer minus first",
                 entry["entropy_last_minus_first_layer"]))
     tie = result["saturation"]["tie_to_rank"]
+    correlation = "undefined (a constant list)" if tie["spearman"] is None else \
+        f"{tie['spearman']:+.2f} (p = {tie['p_value']:.2f})"
     print(f"   2-layer models, over {len(tie['entropy_per_head'])} heads: Spearman rank correlation"
-          f" of entropy at L = T with the rank-1 truncation cost {tie['spearman']:+.2f} "
-          f"(p = {tie['p_value']:.2f})")
+          f" of entropy at L = T with the rank-1 truncation cost {correlation}")
     print("   " + helpers.describe_difference("rank-1 cost, last layer minus first (part d)",
                                               tie["rank_1_last_minus_first"]))
 
