@@ -35,14 +35,21 @@ ROOT = Path(__file__).resolve().parent
 # Importing an earlier concept
 # ----------------------------------------------------------------------------------------------
 def load_concept(name):
-    """Import a numbered file such as "01_retrieval_task" (a name Python's `import` refuses)."""
+    """Import a numbered file such as "01_retrieval_task" (a name Python's `import` refuses):
+    a lesson at the top of the repository, or a study in further/."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, script_path(name))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # registered first so dataclasses and pickling can find it
     spec.loader.exec_module(module)
     return module
+
+
+def script_path(name):
+    """The file of a lesson ("02_multihead_model") or of a going-further study ("02c_seed_count")."""
+    lesson = ROOT / f"{name}.py"
+    return lesson if lesson.exists() else ROOT / "further" / f"{name}.py"
 
 
 # ----------------------------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def build_parser(settings, description="", parts=None, full="the paper's scale")
 
 
 def config(settings, argv=None, description="", parts=None, full="the paper's scale",
-           variants=None):
+           variants=None, notebook_args=""):
     """Parse the flags, then fill every flag left unset from the chosen preset's column.
 
     The preset is --quick, --full or the default; QUICK=1 in the environment selects the quick
@@ -180,8 +180,9 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     becomes the parts to run, in the file's order. variants: {setting: {value: rows}}, rows of
     the same shape that replace the table's when that setting has that value (07's CIFAR-10
     sizes under --data cifar10). args.changed lists the settings whose value differs from the
-    preset's (Run names the files after them)."""
-    argv = cli_argv() if argv is None else argv
+    preset's (Run names the files after them). notebook_args: the flags of the file's notebook
+    when $ARGS is unset ("--replay ../results/<stem>.json" for a study that trains for long)."""
+    argv = cli_argv(notebook_args) if argv is None else argv
     for name, tables in (variants or {}).items():
         probe = argparse.ArgumentParser(add_help=False)
         probe.add_argument("--" + name.replace("_", "-"), default=settings[name].default)
@@ -256,10 +257,13 @@ def in_notebook():
     return Path(sys.argv[0]).stem == "ipykernel_launcher"
 
 
-def cli_argv():
+def cli_argv(notebook_args=""):
     """sys.argv[1:] for a script. Inside a Jupyter kernel, whose arguments are its own, the
-    flags in $ARGS (none by default: the notebook runs the default preset)."""
-    return shlex.split(os.environ.get("ARGS", "")) if in_notebook() else sys.argv[1:]
+    flags in $ARGS, else notebook_args (none by default: the notebook runs the default preset;
+    a long study's notebook replays its committed run)."""
+    if not in_notebook():
+        return sys.argv[1:]
+    return shlex.split(os.environ.get("ARGS") or notebook_args)
 
 
 def pick_device(name="auto"):

@@ -11,9 +11,9 @@ import helpers  # noqa: E402
 
 
 RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s"}
-# The side studies' notebooks replay their committed runs (hours of training otherwise).
-REPLAYED = {stem: f"--replay ../results/{stem}.json"
-            for stem in ("02a_recipe_study", "02b_directions_study", "02c_seed_count")}
+LESSONS = sorted(ROOT.glob("0[1-7]_*.py"))                # the path: 01 ... 07
+FURTHER = sorted((ROOT / "further").glob("0[1-7]*_*.py"))  # going further: one step off it
+SCRIPTS = LESSONS + FURTHER
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,8 @@ def notebook_run(tmp_path_factory):
     """notebook_run(stem): the JSON of notebooks/<stem>.ipynb executed once per session with
     QUICK=1 (the file's --quick run, as a reader's notebook runs it); its cells' outputs are in
     notebook_run.outputs[stem]. tests/test_notebooks.py checks that it runs; each file's test_main_quick
-    checks its numbers, so the quick run is not trained twice."""
+    checks its numbers, so the quick run is not trained twice. A study whose notebook replays
+    its committed run (NOTEBOOK_ARGS) writes nothing: {}."""
     import json
     import os
 
@@ -32,8 +33,8 @@ def notebook_run(tmp_path_factory):
     def run(stem):
         if stem not in done:
             saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND", "ARGS")}
-            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg",   # the kernel's env
-                              ARGS=REPLAYED.get(stem, ""))
+            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernel's env
+            os.environ.pop("ARGS", None)                       # the notebook's own flags
             try:
                 notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
                 NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
@@ -42,7 +43,7 @@ def notebook_run(tmp_path_factory):
                 for key, value in saved.items():
                     os.environ.pop(key) if value is None else os.environ.update({key: value})
             written = out / "results" / f"{stem}_quick.json"      # a replay writes nothing
-            done[stem] = json.loads(written.read_text()) if stem not in REPLAYED else {}
+            done[stem] = json.loads(written.read_text()) if written.exists() else {}
             run.outputs[stem] = [output for cell in notebook.cells
                                  for output in cell.get("outputs", [])]
         return done[stem]
@@ -66,9 +67,10 @@ def run_quick(name, out, *flags):
     import matplotlib
     matplotlib.use("agg")
     saved = sys.argv
-    sys.argv = [str(ROOT / f"{name}.py"), "--quick", "--device", "cpu", "--out", str(out), *flags]
+    path = helpers.script_path(name)
+    sys.argv = [str(path), "--quick", "--device", "cpu", "--out", str(out), *flags]
     try:
-        runpy.run_path(str(ROOT / f"{name}.py"), run_name="__main__")
+        runpy.run_path(str(path), run_name="__main__")
     finally:
         sys.argv = saved
     written = sorted((Path(out) / "results").glob("*.json"))
@@ -79,7 +81,7 @@ def run_quick(name, out, *flags):
 def run_script(name, *flags, timeout=120):
     """Run a numbered script as a user would; returns the CompletedProcess."""
     import subprocess
-    return subprocess.run([sys.executable, str(ROOT / f"{name}.py"), *flags], cwd=ROOT,
+    return subprocess.run([sys.executable, str(helpers.script_path(name)), *flags], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
+import conftest
 from conftest import run_script
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]*_*.py"))  # side studies too
+SCRIPTS = [path.stem for path in conftest.SCRIPTS]  # the lessons and the studies
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 
 

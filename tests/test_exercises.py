@@ -306,11 +306,12 @@ def test_command_line_refuses_bad_markers_in_one_line(tmp_path, monkeypatch, cap
 
 
 def fake_clone(folder):
-    """The parts of a clone the checks read: helpers.py, plumbing.py, the numbered files,
+    """The parts of a clone the checks read: helpers.py, plumbing.py, the lessons, further/,
     results/."""
     folder.mkdir(parents=True)
-    for path in [ROOT / "helpers.py", ROOT / "plumbing.py", *ROOT.glob("0[1-7]*_*.py")]:
+    for path in [ROOT / "helpers.py", ROOT / "plumbing.py", *ROOT.glob("0[1-7]_*.py")]:
         shutil.copy(path, folder / path.name)
+    shutil.copytree(ROOT / "further", folder / "further")
     shutil.copytree(ROOT / "results", folder / "results")
     return folder
 

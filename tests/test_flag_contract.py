@@ -13,8 +13,9 @@ flag's type, so a flag added to any script is covered without editing this file.
 * Full quick runs (in this process, as `python 0X_....py --quick ...` would run; 1-3 s each),
   which must exit 0 and write strict, finite JSON: per script, every size flag at its smallest
   accepted value at once; every number flag at 1e-9, or at the smallest value its refusal
-  names (a resource limit such as 04's construction size must be affordable at its boundary);
-  and the combinations that once broke a run (KNOWN_COMBINATIONS) when they are accepted. In
+  names, at once (a resource limit such as 04's construction size must be affordable at its
+  boundary); and the combinations that once broke a run (KNOWN_COMBINATIONS) when they are
+  accepted. In
   the last two every flag whose name ends in "steps" is set to 1, so each run takes seconds.
 
 What the scripts' config() refuses before any work, as `prog: error: argument --FLAG: reason[;
@@ -46,6 +47,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 
+import conftest
 import helpers
 import plumbing
 
@@ -53,7 +55,7 @@ matplotlib.use("agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(path.stem for path in ROOT.glob("0[0-9]*_*.py"))  # side studies too
+SCRIPTS = [path.stem for path in conftest.SCRIPTS]  # the lessons and the studies
 
 # Values a flag of this type must refuse, and the smallest value it must take.
 REFUSED = {
@@ -106,10 +108,10 @@ def run(script, argv, out):
     "traceback" (the contract's failure)."""
     stdout, stderr = io.StringIO(), io.StringIO()
     saved = sys.argv
-    sys.argv = [str(ROOT / f"{script}.py"), "--out", str(out), "--device", "cpu", *argv]
+    sys.argv = [str(helpers.script_path(script)), "--out", str(out), "--device", "cpu", *argv]
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            runpy.run_path(str(ROOT / f"{script}.py"), run_name="__main__")
+            runpy.run_path(str(helpers.script_path(script)), run_name="__main__")
         code = 0
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
@@ -201,8 +203,22 @@ def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
     for value in edges:
         accepted, _ = follow_refusals(script, ["--quick", flag, value], tmp_path)
         assert accepted or kind not in SMALLEST, f"{script} {flag} {value}: refused for good"
-        if kind in (plumbing.positive_float, plumbing.float_list):  # tiny numbers: run them
-            assert_finite_run(script, [*accepted, *steps_at_one(script)], tmp_path / "run")
+
+
+NUMBER_TYPES = (plumbing.positive_float, plumbing.float_list)
+
+
+@pytest.mark.parametrize("script", [script for script in SCRIPTS
+                                    if any(kind in NUMBER_TYPES for _, kind in flags_of(script))])
+def test_every_number_at_its_smallest_at_once(script, tmp_path):
+    """Every rate and scale at 1e-9 (or the smallest value its refusal names) in one run, with
+    every *steps flag at 1: it must finish with finite numbers (one run per script keeps the
+    suite fast; test_every_flag_at_its_edges has checked each flag's refusal on its own)."""
+    argv = ["--quick"] + [item for flag, kind in flags_of(script) if kind in NUMBER_TYPES
+                          for item in (flag, SMALLEST[kind])]
+    accepted, _ = follow_refusals(script, argv, tmp_path)
+    assert accepted, f"{script}: {argv} refused with no smallest accepted value"
+    assert_finite_run(script, [*accepted, *steps_at_one(script)], tmp_path)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

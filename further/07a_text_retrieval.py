@@ -43,7 +43,8 @@ import scipy.optimize
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from plumbing import Setting, int_list, positive_int

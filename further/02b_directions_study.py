@@ -30,7 +30,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 
@@ -49,11 +50,14 @@ model = helpers.load_concept("02_multihead_model")
 SETTINGS = {**model.SETTINGS, "replay": plumbing.REPLAY}
 PARTS = {"directions": ()}  # the study is one part
 
+NOTEBOOK_ARGS = "--replay ../results/02b_directions_study.json"  # the notebook draws the committed run
+
 
 def config(argv=None):
     """Parse the flags (02's table and `replay`), with 02's checks; one line naming the flag and
     exit code 2 for a run that cannot finish."""
-    args = model.check(plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS))
+    args = model.check(plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                                       notebook_args=NOTEBOOK_ARGS))
     if "directions" in args.changed:
         plumbing.refuse("--directions", "the study trains every reading; leave --directions "
                         "out")

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from plumbing import Setting, int_list, positive_int
@@ -58,12 +59,15 @@ SETTINGS = {
 }
 PARTS = {"seeds": ()}  # the study is one part
 
+NOTEBOOK_ARGS = "--replay ../results/02c_seed_count.json"  # the notebook draws the committed run
+
 
 def config(argv=None):
     """Parse the flags (02's table, these rows and `replay`), with 02's checks; one line naming
     the flag and exit code 2 for a run that cannot finish."""
     args = model.check(plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                                       full="as the default: 20,000 steps already"))
+                                       full="as the default: 20,000 steps already",
+                                       notebook_args=NOTEBOOK_ARGS))
     if args.seeds < 2:
         plumbing.refuse("--seeds", "a minimum over k of n seeds needs n >= 2", smallest=2)
     return args
