@@ -1,33 +1,15 @@
 # %% [markdown]
 # # 03 · What the heads cost: the upper and the lower bound
 #
-# Paper A (arXiv 2510.06662), Theorem 2 (1)–(2) with their proofs (Appendix A.2), Corollary 1
-# (A.4) and Fig. 1b (Section 6.1).
+# Paper A (arXiv 2510.06662), Theorem 2 (1)–(2) with their proofs (Appendix A.2) and Corollary 1
+# (A.4): with $h = D$ heads a D-retrieval task costs $C/\varepsilon^\gamma$ parameters whatever
+# $T$, with $s < D$ heads at least $1/\varepsilon^{k}$ with $k$ linear in $T$. This file builds the
+# upper bound's layer by hand and checks its error bound at every $T$, shows where the lower
+# bound's exponent says nothing, and does Corollary 1's arithmetic; nothing trains.
+# `python 03_bounds.py` (1.8 s on 2 cores).
 
 # %%
-"""03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2).
-
-What it shows
-    a. Theorem 2(1), by hand: h = D heads with n = 2 dimensions each retrieve every z_i with
-       no training; the error of each retrieved value stays under (|S_i| - 1)/(e beta) + T e^-beta
-       for every T from 8 to 1024 and falls like 1/beta at every T.
-    b. Theorem 2(2): the lower-bound exponent k(T, s, D, n) = (T/4 - s - D + 1)/((n+1)s + 1) - 1
-       grows linearly in T, but with s = 3 heads it is vacuous (k <= 0) at the paper's own
-       synthetic sizes (D = 4, n = 8, T <= 128); with s = 2 it is positive from T = 97.
-    c. Fig. 1b, trained: min validation NMSE against the parameter count (MLP width N swept), for
-       h < D and h >= D, one line per T, with fitted log-log slopes.
-    d. Corollary 1 as arithmetic: when D_1^2 + D_2^2 <= T/50 forces the intrinsic dimension to be
-       unique.
-
-Run it
-    python 03_bounds.py            # default: 4 min 0 s on a 2-core CPU
-    python 03_bounds.py --full     # wider N sweep, 5 T, 3 seeds (GPU not yet timed)
-    python 03_bounds.py --quick    # seconds; what the tests use
-    python 03_bounds.py --parts a,b,d  # only the parts without training
-
-Output (under runs/, which git ignores; `--out .` refreshes the committed files)
-    results/03_bounds.json; figures/03_construction.png, 03_lower_bound.png, 03_params_vs_nmse.png
-"""
+"""03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2)."""
 import math
 import sys
 from pathlib import Path
@@ -46,11 +28,10 @@ model_file = helpers.load_concept("02_multihead_model")
 # %% [markdown]
 # ## Settings
 #
-# Every size of this file in one table: a row's default, `--quick` (seconds, for the tests)
-# and `--full` values side by side (`...`: as the default), its type and what it sets; each row
-# is a flag (`construction_T` is `--construction-T`), and a flag set by hand wins over its
-# preset. Parts a, b and d train nothing; part c trains file 02's model with file 02's recipe
-# (`model_file.RECIPE`: head dimension, batch size, learning rate).
+# Every size of this file, one row each: its default, `--quick` (seconds, for the tests) and
+# `--full` values (`...`: as the default). Each row is a flag (`construction_T` is
+# `--construction-T`). Part c, Fig. 1b trained, is the study `further/03a_params_vs_error.py`;
+# parts a, b and d keep their letters, so `--parts` and the file names it gives stay the same.
 
 # %%
 SETTINGS = {
@@ -61,52 +42,9 @@ SETTINGS = {
                      [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000], float_list,
                      "a: softmax scales beta"),
     "construction_samples": Setting(500, 50, 2000, positive_int, "a: random sequences per T"),
-    "T": Setting([8, 32], [8], [8, 16, 32, 64, 128], int_list,
-                 "c: sequence lengths of the width sweep"),
-    "heads": Setting([3, 4], [1, 2], [1, 2, 3, 4], int_list, "c: head counts h (D - 1 and D)"),
-    "widths": Setting([8, 16, 32, 64], [8, 32], [8, 12, 16, 24, 32, 48, 64], int_list,
-                      "c: MLP widths N"),
-    "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D, 1..4"),
-    "directions": task.SETTINGS["directions"],
-    "seeds": Setting(2, 1, 3, positive_int, "c: seeds per (T, h, N)"),
-    "steps": Setting(3000, 300, 10000, positive_int, "c: training steps per run"),
-    "n_train": Setting(8000, 2000, 8000, positive_int,
-                       "c: training sequences per T (Appendix B.1)"),
-    "n_valid": Setting(2000, 500, 2000, positive_int,
-                       "c: validation sequences per T (Appendix B.1)"),
 }
-PARTS = {"a": (), "b": (), "c": (), "d": ()}  # this file's parts, each with the parts it needs
+PARTS = {"a": (), "b": (), "d": ()}  # this file's parts, each with the parts it needs
 MAX_CONSTRUCTION_T = 4096  # the longest sequence of the hand-built model
-
-
-def config(argv=None):
-    """Parse the flags (the table above), and check before any work that the run they describe
-    can finish with finite numbers (else one line naming the flag, exit code 2)."""
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="a wider N sweep, 5 T, 3 seeds")
-    if args.D > 4:
-        plumbing.refuse("--D", f"must be between 1 and d = 4, got {args.D}")
-    if max(args.construction_T) > MAX_CONSTRUCTION_T:
-        plumbing.refuse("--construction-T", f"at most {MAX_CONSTRUCTION_T}, got "
-                        f"{max(args.construction_T)}")
-    if len(set(args.widths)) < 2:
-        plumbing.refuse("--widths", "give at least two different widths to fit a slope",
-                        smallest="1,2")
-    return args
-
-
-# %% [markdown]
-# Run as a script or in the notebook, the file starts its run here: it parses the flags and
-# starts the clock; each part below records its numbers, shows its figure and prints ours
-# beside the paper's where it is explained, and the last cell writes
-# `runs/results/03_bounds.json` (`--out .` refreshes the committed files). `--parts a,d` runs
-# only the named parts, into files named after them, so a partial run never replaces the full
-# result. Imported by a later file (`helpers.load_concept`), it runs nothing.
-
-# %%
-if __name__ == "__main__":
-    args = config()
-    run = plumbing.Run("03_bounds", args, PARTS)
 
 
 # %% [markdown]
@@ -115,34 +53,11 @@ if __name__ == "__main__":
 # A retrieval task that meets the theorem's assumptions: tokens $x(t) \in [0,1]^d$, scores
 # $f_i(x) = \|x - c_i\|^2 / d \in [0, 1]$ (a unique minimiser $c_i$, positive-definite Hessian:
 # Assumption 2), random position sets $S_i$ with $|S_i| = \lceil T/4 \rceil$, and $F_0 = $ sum.
-#
-# The proof's weights, put into file 02's `AttentionLayer` (so the construction runs through the
-# same attention code as the trained models), with $h = D$ heads and $n = 2$:
-#
-# * encoder: head $i$ owns the block $\hat x^{(i)}(t) = (\Psi_i(x(t)),\ r_i(t))$ of
-#   $\hat x(t) \in \mathbb{R}^{2D}$; we take $\Psi_i = f_i$ exactly (the theorem lets a small MLP
-#   approximate it to $\delta$; we skip that step to isolate the attention's error);
-# * the position gate $r_i(t) = 0$ for $t \in S_i$ and $-2$ otherwise;
-# * $W_{Q,i}\hat c_0 = (1, 0)$ and $W_{K,i}$ maps the block to $(-\Psi_i + r_i, 0)$, so the score
-#   is $\rho_i(t) = -\Psi_i(x(t)) + r_i(t)$: a soft arg-min inside $S_i$;
-# * $W_{V,i}$ copies the block, $W_O = I$, and the read-out keeps the first coordinate of each
-#   head, $\tilde z_i$, and applies the exact $F_0$.
-#
-# **The bound.** Inside $S_i$ a token $\delta$ above the minimum gets at most $e^{-\beta\delta}$
-# times the weight of the minimum and adds at most $\delta e^{-\beta\delta} \le 1/(e\beta)$ to the
-# error; outside $S_i$ a token's score is at least 1 below the best one in $S_i$, so its weight is
-# at most $e^{-\beta}$ and it moves $\tilde z_i$ by at most $e^{-\beta}$. Hence
-# $|\tilde z_i - \min_{S_i} f_i| \le (|S_i| - 1)/(e\beta) + T e^{-\beta}$.
-# **Our gate is $-2$, not the paper's $-1$** (A.2.1, after eq. 10) [inferred]: with
-# $\Psi \in [0,1]$ a gate of $-1$ lets an outside token with $\Psi = 0$ tie with an inside token
-# with $\Psi = 1$ — then the error is 0.5 at every $\beta$ and the $T e^{-\beta}$ term fails. A gate
-# of $-2$ repairs this gap in the proof and changes nothing else.
 
 # %%
 CONSTRUCTION_D = 3    # part a's task: D retrieved values z_i, so h = D = 3 heads
 CONSTRUCTION_DIM = 2  # its token dimension d: x(t) in [0, 1]^2
 OUTSIDE_GATE = -2.0   # the position gate r_i(t) outside S_i (ours; the paper's -1 leaves a gap)
-RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large-beta end)
 
 
 def construction_task(seq_len, D, dim, seed):
@@ -158,6 +73,20 @@ def construction_task(seq_len, D, dim, seed):
     return centres, subsets, retrieval
 
 
+# %% [markdown]
+# The proof's weights, put into file 02's `AttentionLayer` (so the construction runs through the
+# same attention code as the trained models), with $h = D$ heads and $n = 2$:
+#
+# * encoder: head $i$ owns the block $\hat x^{(i)}(t) = (\Psi_i(x(t)),\ r_i(t))$ of
+#   $\hat x(t) \in \mathbb{R}^{2D}$; we take $\Psi_i = f_i$ exactly (the theorem lets a small MLP
+#   approximate it to $\delta$; we skip that step to isolate the attention's error);
+# * the position gate $r_i(t) = 0$ for $t \in S_i$ and $-2$ otherwise;
+# * $W_{Q,i}\hat c_0 = (1, 0)$ and $W_{K,i}$ maps the block to $(-\Psi_i + r_i, 0)$, so the score
+#   is $\rho_i(t) = -\Psi_i(x(t)) + r_i(t)$: a soft arg-min inside $S_i$;
+# * $W_{V,i}$ copies the block, $W_O = I$, and the read-out keeps the first coordinate of each
+#   head, $\tilde z_i$, and applies the exact $F_0$.
+
+# %%
 def construction_layer(D):
     """File 02's AttentionLayer with the weights of the proof: h = D heads, n = 2, E = 2D."""
     width = 2 * D
@@ -177,6 +106,11 @@ def construction_layer(D):
     return layer, cls
 
 
+# %% [markdown]
+# The encoder writes each token's blocks $(\Psi_i, r_i)$, the layer reads them at the CLS token,
+# and the first coordinate of each head's output is its retrieved $\tilde z_i$:
+
+# %%
 def run_construction(x, centres, subsets, beta):
     """Retrieved z_tilde [n, D] of the hand-built model for inputs x [n, T, d] (on the CPU:
     a small exact construction, nothing to train)."""
@@ -196,9 +130,29 @@ def run_construction(x, centres, subsets, beta):
     return update[:, 0, 0::2]                                               # first coord per head
 
 
+# %% [markdown]
+# **The bound.** Inside $S_i$ a token $\delta$ above the minimum gets at most $e^{-\beta\delta}$
+# times the weight of the minimum and adds at most $\delta e^{-\beta\delta} \le 1/(e\beta)$ to the
+# error; outside $S_i$ a token's score is at least 1 below the best one in $S_i$, so its weight is
+# at most $e^{-\beta}$ and it moves $\tilde z_i$ by at most $e^{-\beta}$. Hence
+# $|\tilde z_i - \min_{S_i} f_i| \le (|S_i| - 1)/(e\beta) + T e^{-\beta}$.
+# **Our gate is $-2$, not the paper's $-1$** (A.2.1, after eq. 10) [inferred]: with
+# $\Psi \in [0,1]$ a gate of $-1$ lets an outside token with $\Psi = 0$ tie with an inside token
+# with $\Psi = 1$ — then the error is 0.5 at every $\beta$ and the $T e^{-\beta}$ term fails. A gate
+# of $-2$ repairs this gap in the proof and changes nothing else.
+
+# %%
 def construction_bound(subset_size, seq_len, beta):
     """(|S_i| - 1)/(e beta) + T e^{-beta}: the retrieval error bound of the proof."""
     return (subset_size - 1) / (math.e * beta) + seq_len * math.exp(-beta)
+
+
+# %% [markdown]
+# The apparatus of part a: the worst error over random sequences per $(T, \beta)$ beside its
+# bound, the rate in $\beta$ (a log-log slope), the figure and the printout.
+
+# %%
+RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large-beta end)
 
 
 def construction_errors(seq_lens, betas, D, dim, n, seed):
@@ -275,11 +229,51 @@ def report_upper_bound(result, args):
         f"T={T}: {slope:.2f}" for T, slope in result["construction_rate"].items()))
 
 
+# %% [markdown]
+# ## Running it
+#
+# Run as a script or in the notebook, the file starts its run here: `config()` parses the flags
+# (the table above) and refuses, in one line naming the flag, a run that could not finish; the
+# clock starts; each part below records its numbers, shows its figure and prints ours beside the
+# paper's, and the last cell writes the JSON. `--parts a,d` runs only the named parts, into files
+# named after them, so a partial run never replaces the full result. Imported by a later file
+# (`helpers.load_concept`), it runs nothing.
+
+# %%
+def config(argv=None):
+    """Parse the flags (the table above), and check before any work that the run they describe
+    can finish with finite numbers (else one line naming the flag, exit code 2)."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="beta up to 2000, 2000 sequences per T")
+    if max(args.construction_T) > MAX_CONSTRUCTION_T:
+        plumbing.refuse("--construction-T", f"at most {MAX_CONSTRUCTION_T}, got "
+                        f"{max(args.construction_T)}")
+    return args
+
+
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("03_bounds", args, PARTS)
+
+
 # %%
 if __name__ == "__main__" and "a" in args.parts:
     upper = run.record(run_upper_bound(args))
     run.figure(plot_upper_bound(upper, args), "03_construction")
     report_upper_bound(upper, args)
+
+# %% [markdown]
+# **What we saw** (`results/03_bounds.json`). Every retrieved value is within the proof's bound
+# $(|S_i| - 1)/(e\beta) + T e^{-\beta}$ at every T from 8 to 1024 and β from 1 to 1000, and the
+# error falls like 1/β (fitted slopes −0.94 to −1.17 for β ≥ 10):
+#
+# | worst error (bound) | β = 10 | β = 100 | β = 1000 |
+# |---|---|---|---|
+# | T = 8 | 2.8e-2 (3.7e-2) | 2.8e-3 (3.7e-3) | 2.8e-4 (3.7e-4) |
+# | T = 1024 | 9.7e-2 (9.4e+0) | 1.3e-2 (9.4e-1) | 1.1e-3 (9.4e-2) |
+#
+# At T = 1024 the bound is 70–100× loose. The layer's size does not change with T; what must grow
+# is the scale β — a scale, not a parameter the theorem counts.
 
 # %% [markdown]
 # ## b. The lower bound (Theorem 2(2), proof in A.2.2)
@@ -296,13 +290,6 @@ if __name__ == "__main__" and "a" in args.parts:
 # to 1: it shows the *exponents*, not parameter counts.
 
 # %%
-LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # sequence lengths where k is tabulated
-LOWER_BOUND_CASES = [(3, 4, 8), (1, 2, 2), (2, 4, 8), (3, 4, 2)]  # (s heads, D, head dim n)
-COMPARED_CASE = (1, 2, 2)  # the (s, D, n) whose k the right panel sets beside gamma
-BARRON_GAMMA = 2           # the upper bound's exponent gamma for a finite Barron norm
-PAPER_LARGEST_T = 128      # the longest T of the paper's synthetic experiment (dotted line)
-
-
 def lower_bound_exponent(seq_len, s, D, n):
     """k of Theorem 2(2)."""
     return (seq_len / 4 - s - D + 1) / ((n + 1) * s + 1) - 1
@@ -311,6 +298,19 @@ def lower_bound_exponent(seq_len, s, D, n):
 def first_nonvacuous_length(s, D, n):
     """Smallest T with k > 0, i.e. T > 4((n + 2)s + D)."""
     return 4 * ((n + 2) * s + D) + 1
+
+
+# %% [markdown]
+# The apparatus of part b: $k$ tabulated for a few $(s, D, n)$, the first $T$ with $k > 0$, the
+# figure (with the vacuous region shaded, and $k$ beside the upper bound's $\gamma$) and the
+# printout.
+
+# %%
+LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # sequence lengths where k is tabulated
+LOWER_BOUND_CASES = [(3, 4, 8), (1, 2, 2), (2, 4, 8), (3, 4, 2)]  # (s heads, D, head dim n)
+COMPARED_CASE = (1, 2, 2)  # the (s, D, n) whose k the right panel sets beside gamma
+BARRON_GAMMA = 2           # the upper bound's exponent gamma for a finite Barron norm
+PAPER_LARGEST_T = 128      # the longest T of the paper's synthetic experiment (dotted line)
 
 
 def case_name(s, D, n):
@@ -365,87 +365,12 @@ if __name__ == "__main__" and "b" in args.parts:
     report_lower_bound(lower, args)
 
 # %% [markdown]
-# ## c. Fig. 1b: error against parameters, trained
-#
-# Sweep the width $N$ of both MLPs (the parameters the paper counts grow linearly in $N$) for a
-# head count below $D$ and one at $D$. The paper: below $D$, $-\log \mathrm{NMSE}$ grows roughly
-# linearly in $\log(\text{parameters})$ — a power law, shifted up at larger $T$; at $h = D$ the
-# curve is flat or rises (mild overfitting). We fit the slope of $\log_{10}\mathrm{NMSE}$ against
-# $\log_{10}(\text{parameters})$ per $(h, T)$.
-
-# %%
-def width_sweep(args):
-    """Train every (h, T, N, seed) of part c with file 02's training and its RECIPE (head
-    dimension, batch size, learning rate), the width N swept; returns the runs."""
-    runs = [dict(model_file.RECIPE, width=N, T=T, h=h, seed=args.seed + s, D=args.D,
-                 directions=args.directions, total_width=None, layers=1, steps=args.steps,
-                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
-                 device=args.device)
-            for T in args.T for h in args.heads for N in args.widths for s in range(args.seeds)]
-    return plumbing.run_sweep(runs, args.workers, model_file.train_one,
-                             label=lambda r: f"T={r['T']:<4} h={r['h']} N={r['width']:<3} "
-                                             f"seed={r['seed']}  valid NMSE {r['valid_nmse']:.2e}",
-                             cost=lambda r: r["T"] * r["steps"])   # a run's time grows like T
-
-
-def summarise_widths(results):
-    """{h: {T: {"widths", "parameters", "min_nmse", "train_nmse", "slope"}}}: per N the min
-    validation NMSE over seeds and the training NMSE of that same model (is it overfitting?)."""
-    table = {}
-    for h, T in sorted({(r["h"], r["T"]) for r in results}):
-        widths = sorted({r["width"] for r in results if (r["h"], r["T"]) == (h, T)})
-        parameters = [helpers.by_seed(results, "parameters", h=h, T=T, width=N)[0]["paper"]
-                      for N in widths]                                     # the same every seed
-        best = [min(zip(helpers.by_seed(results, "valid_nmse", h=h, T=T, width=N),
-                        helpers.by_seed(results, "train_nmse", h=h, T=T, width=N)))
-                for N in widths]                                           # (valid, train)
-        errors = [valid for valid, _ in best]
-        table.setdefault(str(h), {})[str(T)] = {
-            "widths": widths, "parameters": parameters, "min_nmse": errors,
-            "train_nmse": [train for _, train in best], "slope": fit_slope(parameters, errors)}
-    return table
-
-
-def run_widths(args):
-    """Part c's numbers: the width sweep, summarised."""
-    return {"widths": summarise_widths(width_sweep(args))}
-
-
-def plot_widths(result, args):
-    """Fig. 1b: min validation NMSE (solid) and that model's training NMSE (dashed) against the
-    parameter count, one panel per h."""
-    heads = list(result["widths"])
-    figure, axes = plt.subplots(1, len(heads), figsize=(4.5 * len(heads), 3.6), squeeze=False)
-    for axis, h in zip(axes[0], heads):
-        for T, entry in result["widths"][h].items():
-            line, = axis.loglog(entry["parameters"], entry["min_nmse"], "o-",
-                                label=f"T = {T} (slope {entry['slope']:.2f})")
-            axis.loglog(entry["parameters"], entry["train_nmse"], "x--", color=line.get_color(),
-                        alpha=0.6, label=f"T = {T}, training NMSE (same model)")
-        axis.set_title(f"h = {h}"), axis.set_xlabel("parameters (encoder + read-out)")
-        axis.set_ylabel("min validation NMSE"), axis.legend(fontsize=7)
-        helpers.label_log_axis(axis, entry["parameters"])
-    figure.tight_layout()
-    return figure
-
-
-def report_widths(result, args):
-    print("c. fitted slope of log NMSE against log parameters (Fig. 1b); per width N the min "
-          "validation NMSE over seeds [that model's training NMSE]")
-    for h, by_length in result["widths"].items():
-        print(f"   h = {h}: " + ", ".join(f"T={T}: {entry['slope']:+.2f}"
-                                        for T, entry in by_length.items()))
-        for T, entry in by_length.items():
-            print(f"      T={T}: " + "  ".join(
-                f"N={N}: {valid:.2e} [{train:.2e}]" for N, valid, train in
-                zip(entry["widths"], entry["min_nmse"], entry["train_nmse"])))
-
-
-# %%
-if __name__ == "__main__" and "c" in args.parts:
-    widths = run.record(run_widths(args))
-    run.figure(plot_widths(widths, args), "03_params_vs_nmse")
-    report_widths(widths, args)
+# **What we saw.** With s < D heads the exponent grows linearly in T but is vacuous (k ≤ 0) until
+# T > 4((n + 2)s + D). At the paper's sizes (D = 4, n = 8) that depends on s: for s = 3,
+# k = −0.07 at T = 128 (positive from T = 137); for s = 2, k = 0.42 at T = 128 (from T = 97). So
+# for h = D − 1 the bound says nothing at any T the paper trains (T ≤ 128), although file 02's
+# trained models drop 9–14× from h = 3 to h = 4 there: the experiments show the trend, not the
+# bound.
 
 # %% [markdown]
 # ## d. Corollary 1: the intrinsic dimension is unique
@@ -456,7 +381,6 @@ if __name__ == "__main__" and "c" in args.parts:
 # as soon as $k > \gamma$. The paper's sufficient condition is $D_1^2 + D_2^2 \le T/50$.
 
 # %%
-COROLLARY_PAIRS = [(1, 2), (2, 3), (3, 4), (4, 5)]  # (D1, D2): the two representations
 COROLLARY_HEAD_DIM = 2  # n of the lower bound set against the D1-head upper bound (the proof's)
 CONDITION_DIVISOR = 50  # the paper's sufficient condition D1^2 + D2^2 <= T/50
 
@@ -475,6 +399,13 @@ def corollary_table(pairs):
                      "k_at_condition_T": lower_bound_exponent(condition_T, D1, D2, n=n),
                      "k_exceeds_gamma_beyond_T": contradiction_T})
     return rows
+
+
+# %% [markdown]
+# The apparatus of part d: the table for four pairs $(D_1, D_2)$ and its printout (no figure).
+
+# %%
+COROLLARY_PAIRS = [(1, 2), (2, 3), (3, 4), (4, 5)]  # (D1, D2): the two representations
 
 
 def run_corollary(args):
@@ -496,6 +427,45 @@ if __name__ == "__main__" and "d" in args.parts:
     corollary = run.record(run_corollary(args))
     report_corollary(corollary, args)
 
+# %% [markdown]
+# **What we saw.** Corollary 1 assumes $D_1^2 + D_2^2 \le T/50$: T ≥ 250 for
+# $(D_1, D_2) = (1, 2)$; the two bounds already contradict each other for T > 56 (T > 128, 224 and
+# 344 for the pairs (2, 3), (3, 4), (4, 5), against the condition's 650, 1250 and 2050).
+
+# %% [markdown]
+# ## Summary beside the paper
+#
+# | claim | paper's number (its statistic) | ours (same statistic, default run) | where we differ |
+# |---|---|---|---|
+# | Thm 2(1): h = D heads retrieve each $z_i$ within $(\lvert S_i\rvert - 1)/(e\beta) + T e^{-\beta}$ | the bound (a worst case over inputs) | worst error over 500 sequences within it at every T = 8 … 1024, β = 1 … 1000; T = 1024, β = 100: 1.3e-2 against 9.4e-1 | our position gate is −2, not −1 (the paper's leaves a tie) |
+# | Thm 2(2): with s < D heads at least $1/\varepsilon^k$ parameters, k linear in T | k by its formula; no value at the paper's sizes | s = 3, D = 4, n = 8: k = −0.07 at T = 128, positive from T = 137; s = 2: 0.42 at T = 128 | none in k; at the paper's T ≤ 128 the bound is vacuous for h = D − 1 |
+# | Cor. 1: the intrinsic dimension is unique once $D_1^2 + D_2^2 \le T/50$ | T ≥ 250 for (1, 2) | the bounds contradict each other for T > 56 | the paper's condition is sufficient, 4–6× above where the contradiction starts |
+#
+# The hand-built layer meets its bound by a wide margin at long T, and its error falls like 1/β.
+# The lower bound is the reason for "h ≥ D", but at the lengths the paper trains it is vacuous for
+# three heads: the drop at h = D that file 02 sees is an observation the theorem does not force
+# there.
+
+# %% [markdown]
+# ## Going further
+#
+# - [03a · error against parameters, trained (Fig. 1b)](03a_params_vs_error.ipynb)
+#   (`further/03a_params_vs_error.py`): file 02's model with its MLP width swept, h = 3 and 4, the
+#   slope of log NMSE against log parameters beside the paper's figure.
+
+# %% [markdown]
+# ## Commands and files
+#
+#     python 03_bounds.py              # default: 1.8 s on a 2-core CPU
+#     python 03_bounds.py --full       # beta up to 2000, 2000 sequences per T
+#     python 03_bounds.py --quick      # seconds; what the tests use
+#     python 03_bounds.py --parts b,d  # only the named parts
+#
+# Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):
+# `results/03_bounds.json` with the keys `construction` and `construction_rate` (part a),
+# `lower_bound` (b) and `corollary` (d); `figures/03_construction.png`,
+# `figures/03_lower_bound.png`. The run before part c became a study, with its key `widths`, is
+# `results/03_bounds_before_split.json`.
 
 # %% [markdown]
 # ## The run's file

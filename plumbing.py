@@ -19,6 +19,7 @@ the JSON with the wall time of the whole run.
     Run                            the run: device line, record(), figure(), finish()
     run_sweep                      independent training runs in CPU processes, costliest first
     save_results, save_figure      atomic JSON (finite numbers only) and PNG under --out
+    refuse_large_lemma9            04's memory guard: Lemma 9 networks that would not fit
 """
 
 import argparse
@@ -480,3 +481,43 @@ def run_sweep(runs, workers, train, label, cost):
 def progress(done, total, text, started):
     """Print one line per finished config of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
     print(f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)", flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# 04's memory guard: config() checks it before any work, so it cannot wait for 04's own cells
+# ----------------------------------------------------------------------------------------------
+LEMMA9_LIMIT = 5 * 10**7  # parameters of one Lemma 9 network of 04 (200 MB in float32)
+
+
+def lemma9_parameters(seq_len, levels):
+    """Dense parameter count of 04's lemma9_network: (T -> T n) + (T n -> 2n) + (2n -> 1)."""
+    hidden = seq_len * levels
+    return (seq_len * hidden + hidden) + (hidden * 2 * levels + 2 * levels) + (2 * levels + 1)
+
+
+def largest_lemma9(seq_lens, epsilons, D):
+    """Dense parameters of the largest Lemma 9 network 04's assembled_errors builds (|S_i| =
+    ceil(T/4) as in file 03, n = ceil(D/eps))."""
+    return max(lemma9_parameters(math.ceil(T / 4), math.ceil(D / epsilon))
+               for T in seq_lens for epsilon in epsilons)
+
+
+def smallest_lemma9_epsilon(seq_lens, D):
+    """The smallest eps whose network fits LEMMA9_LIMIT at the largest of seq_lens, rounded up
+    to two significant digits."""
+    levels = 1
+    while largest_lemma9(seq_lens, [D / (levels + 1)], D) <= LEMMA9_LIMIT:
+        levels += 1
+    epsilon = D / levels * (1 + 1e-9)
+    step = 10.0 ** (math.floor(math.log10(epsilon)) - 1)
+    return math.ceil(epsilon / step) * step
+
+
+def refuse_large_lemma9(seq_lens, epsilons, D):
+    """04's --epsilons at --construction-T: one line and exit 2 when the largest Lemma 9 network
+    would have more than LEMMA9_LIMIT parameters, naming the smallest eps that fits."""
+    size = largest_lemma9(seq_lens, epsilons, D)
+    if size > LEMMA9_LIMIT:
+        refuse("--epsilons", f"the Lemma 9 network for eps = {min(epsilons):g} at T = "
+               f"{max(seq_lens)} would have {size:.2g} parameters, over this file's limit of "
+               f"{LEMMA9_LIMIT:.0e}", smallest=f"{smallest_lemma9_epsilon(seq_lens, D):.2g}")

@@ -304,11 +304,12 @@ def ex02_directions_covered(student):
 def ex02_reversal_score(student):
     def test():
         model_file = _concept("02_multihead_model")
+        study = _concept("02d_variants")                   # the study that computes R(h)
         rows = [row for table in (model_file.PAPER_TABLE_2, model_file.PAPER_TABLE_3)
                 for row in table.values()]
         cases = [[row[T] for T in sorted(row)] for row in rows] + [[1.0, 1.0], [3.0, 1.0, 2.0]]
         for errors in cases:
-            _close(model_file.reversal_score(errors), _call(student, f"errors {errors}", errors),
+            _close(study.reversal_score(errors), _call(student, f"errors {errors}", errors),
                    f"errors {errors}")
     return _run("2.4", "the reversal score R(h)", test, student)
 

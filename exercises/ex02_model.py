@@ -44,7 +44,8 @@ check.ex02_parameter_count(paper_parameter_count)
 #
 # With D = 4 the error drops most from h = 3 to h = 4. Predict the head count at which it drops
 # most when the task retrieves D = 3 tokens, then let the check read
-# `results/02_multihead_model_D3.json` (made by `python 02_multihead_model.py --D 3`) and compare.
+# `results/02_multihead_model_D3.json` (made by `python 02_multihead_model.py --D 3` at 4,000
+# steps, before the default went to 2,000) and compare.
 #
 # *Hint:* what does each head do in the D = 4 model?
 

@@ -60,13 +60,14 @@ check.ex05_entropy_floor(entropy_floor)
 # %% [markdown]
 # ## 5.3 The confound: how much of y does the query alone explain? · medium · 10 min
 #
-# File 05 part c shows a target that gets *easier* as $L$ grows, because the softmax average
-# over many tokens tends to a function of the query alone. It measures this with the law of
-# total variance: for `y` of shape `[Q, C]` (row $q$: one fixed query with $C$ fresh contexts),
+# The study 05a (`further/05a_confound.py`, one step off file 05) shows a target that gets
+# *easier* as $L$ grows, because the softmax average over many tokens tends to a function of
+# the query alone. It measures this with the law of total variance: for `y` of shape `[Q, C]`
+# (row $q$: one fixed query with $C$ fresh contexts),
 # $\mathrm{Var}(y) = \mathrm{Var}(\mathbb E[y \mid q]) + \mathbb E[\mathrm{Var}(y \mid q)]$.
 # Return `(query_part, context_part)`, each with the population variance (divide by the count).
-# Then read `results/05_saturation.json` → `confound` → `variance_split`: what share does the
-# query part take at L = 16 and at L = 256?
+# Then read `results/05_saturation_before_split.json` (the committed run the study replays) →
+# `confound` → `variance_split`: what share does the query part take at L = 16 and at L = 256?
 #
 # *Hint:* a row's mean estimates $\mathbb E[y \mid q]$.
 

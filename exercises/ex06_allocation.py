@@ -41,7 +41,7 @@ check.ex06_attention_parameters(attention_parameters)
 #
 # File 06 compares uniform, front-loaded and back-loaded two-layer models at equal budget on
 # "match-aggregate" (the content match must happen in layer 1) and "prefix-match" (in layer 2).
-# Before you look at README §06: which allocation should win each task? Return its name.
+# Before you look at RESULTS.md §06: which allocation should win each task? Return its name.
 
 # %%
 def winner(task):

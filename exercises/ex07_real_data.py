@@ -58,7 +58,7 @@ check.ex07_width_share(answer_7_2)
 # %% [markdown]
 # ## 7.3 How much of the rise is width, on text? · easy · 10 min
 #
-# The text side study (`python 07a_text_retrieval.py`) runs both sweeps on retrieval among hard
+# The text study (`python further/07a_text_retrieval.py`) runs both sweeps on retrieval among hard
 # negatives. Its JSON's `text` → `train_gain_with_heads` → sweep → T → `per_seed` holds, per
 # seed, the gain in training accuracy from the fewest to the most heads (the same seeds in both
 # sweeps). Write `width_share(text)`: for every T, the share of the paper-protocol gain that is

@@ -1,29 +1,12 @@
 # %% [markdown]
-# # 02a · The recipe study (a side study of 02)
+# # 02a · The recipe study (a study of 02)
 #
 # Paper A (arXiv 2510.06662), Appendix B.1 gives the data and model sizes but no training
-# recipe; file 02 trains with ours. What would longer or different training change?
+# recipe; file 02 trains with ours. What would longer or different training change? `python
+# further/02a_recipe_study.py` (24 min 35 s on 2 cores); its notebook replays the committed run.
 
 # %%
-"""02a · The recipe study: what it takes to approach paper A's error levels (side study of 02).
-
-What it shows
-    Paper A gives no optimiser, learning rate, batch size or step count. This study trains file
-    02's model on the cheapest informative cases (T up to 32; h = D - 1 and D) under a few
-    recipes: 5x the steps, a larger batch with a smaller learning rate, the random reading of
-    the a_i; it reports the last model and the best recorded checkpoint, and the curve of error
-    against steps.
-
-Run it
-    python 02a_recipe_study.py             # 24 min 35 s on a 2-core CPU (wall_time_s)
-    python 02a_recipe_study.py --quick     # seconds; what the tests use
-    python 02a_recipe_study.py --replay results/02a_recipe_study.json   # the committed run, drawn
-
-Output (under runs/, which git ignores; `--out .` refreshes the committed files)
-    results/02a_recipe_study.json: one row per (recipe, T, h) with steps, lr, batch, seeds, min
-    and mean NMSE of the last model and of the best checkpoint, run time, the curve;
-    figures/02_recipe.png.
-"""
+"""02a · The recipe study: what it takes to approach paper A's error levels (a study of 02)."""
 import sys
 from pathlib import Path
 
@@ -40,12 +23,18 @@ model = helpers.load_concept("02_multihead_model")
 # ## Settings
 #
 # The study trains file 02's model with file 02's settings (its table, the same flags and
-# presets), and one of its own: `replay`, which draws a committed run's tables and figures
-# again from its JSON instead of training (25 minutes). The committed notebook shows the
-# committed run this way, and its first lines say which run it is.
+# presets) but 4,000 `steps` by default (twice the lesson's), and one row of its own: `replay`,
+# which draws a committed run's tables and figures again from its JSON instead of training
+# (25 minutes). The committed notebook shows the committed run this way, and its first lines say
+# which run it is.
 
 # %%
-SETTINGS = {**model.SETTINGS, "replay": plumbing.REPLAY}
+SETTINGS = {
+    **model.SETTINGS,
+    "steps": model.SETTINGS["steps"]._replace(
+        default=4000, help="steps of the default recipe (the long recipes train 5x)"),
+    "replay": plumbing.REPLAY,
+}
 PARTS = {"recipe": ()}  # the study is one part
 
 NOTEBOOK_ARGS = "--replay ../results/02a_recipe_study.json"  # the notebook draws the committed run
@@ -174,6 +163,23 @@ if __name__ == "__main__" and "recipe" in args.parts:
 # reaches Table 3's $h = 4$ minima (the best one stays 5.4–34× above). The best recorded checkpoint is the last model to within
 # 1.3 % everywhere, so reporting the last model costs nothing here. Two seeds per cell and no
 # interval: read the recipes' order at $h = 3$ as a sign only.
+
+# %% [markdown]
+# ## Commands and files
+#
+# Paper A gives no optimiser, learning rate, batch size or step count. This study trains file
+# 02's model on the cheapest informative cases (T up to 32; h = D - 1 and D) under a few recipes:
+# 5x the steps, a larger batch with a smaller learning rate, the random reading of the a_i; it
+# reports the last model and the best recorded checkpoint, and the curve of error against steps.
+#
+#     python further/02a_recipe_study.py             # 24 min 35 s on a 2-core CPU (wall_time_s)
+#     python further/02a_recipe_study.py --quick     # seconds; what the tests use
+#     python further/02a_recipe_study.py --replay results/02a_recipe_study.json   # the committed run, drawn
+#
+# Output (under runs/, which git ignores; `--out .` refreshes the committed files)
+#     results/02a_recipe_study.json: one row per (recipe, T, h) with steps, lr, batch, seeds, min
+#     and mean NMSE of the last model and of the best checkpoint, run time, the curve;
+#     figures/02_recipe.png.
 
 # %% [markdown]
 # ## The run's file

@@ -1,28 +1,12 @@
 # %% [markdown]
-# # 02b · The directions study (a side study of 02)
+# # 02b · The directions study (a study of 02)
 #
 # Paper A (arXiv 2510.06662), Section 6.1 and Appendix B.1: the synthetic task's $a_i$ are
-# "fixed", and nothing more is said. Which reading reproduces Tables 2 and 3?
+# "fixed", and nothing more is said. Which reading reproduces Tables 2 and 3? `python
+# further/02b_directions_study.py` (82 min on 2 cores); its notebook replays the committed run.
 
 # %%
-"""02b · Which reading of paper A's "fixed a_i" reproduces its tables (side study of 02).
-
-What it shows
-    Paper A says only that its a_i are "fixed". The study trains file 02's model under three
-    readings (the standard basis, unit vectors drawn once, the same draws unnormalised) on the
-    cells Tables 2 and 3 pin down, at 5x the steps with 3 seeds, and scores each reading by its
-    median |log10(ours / paper)| over the cells, each ours beside the paper's statistic of the
-    same kind. The closest reading is the default of files 01-04.
-
-Run it
-    python 02b_directions_study.py         # 82 min on a 2-core CPU (wall_time_s)
-    python 02b_directions_study.py --quick # seconds; what the tests use
-    python 02b_directions_study.py --replay results/02b_directions_study.json  # the committed run
-
-Output (under runs/, which git ignores; `--out .` refreshes the committed files)
-    results/02b_directions_study.json: per reading its cells (min, mean, the ratios to the
-    paper), the median |log10 ratio|, the closest reading; figures/02_directions.png.
-"""
+"""02b · Which reading of paper A's "fixed a_i" reproduces its tables (a study of 02)."""
 import math
 import statistics
 import sys
@@ -42,12 +26,18 @@ model = helpers.load_concept("02_multihead_model")
 # ## Settings
 #
 # The study trains file 02's model with file 02's settings (its table, the same flags and
-# presets), and one of its own: `replay`, which draws a committed run's tables and figures
-# again from its JSON instead of training (82 minutes). The committed notebook shows the
-# committed run this way, and its first lines say which run it is.
+# presets) but 4,000 `steps` by default (twice the lesson's), and one row of its own: `replay`,
+# which draws a committed run's tables and figures again from its JSON instead of training
+# (82 minutes). The committed notebook shows the committed run this way, and its first lines say
+# which run it is.
 
 # %%
-SETTINGS = {**model.SETTINGS, "replay": plumbing.REPLAY}
+SETTINGS = {
+    **model.SETTINGS,
+    "steps": model.SETTINGS["steps"]._replace(
+        default=4000, help="steps that the study multiplies by 5"),
+    "replay": plumbing.REPLAY,
+}
 PARTS = {"directions": ()}  # the study is one part
 
 NOTEBOOK_ARGS = "--replay ../results/02b_directions_study.json"  # the notebook draws the committed run
@@ -190,6 +180,23 @@ if __name__ == "__main__" and "directions" in args.parts:
 # seeds and no interval, and its lead over `random` is small (0.09 decades). No held-out cell —
 # Table 4's $D = 3$ or Table 5's two layers — has tested the choice; a reading that only shifted
 # every error by one factor would be caught by the per-cell ratios above, not by a new cell.
+
+# %% [markdown]
+# ## Commands and files
+#
+# Paper A says only that its a_i are "fixed". The study trains file 02's model under three
+# readings (the standard basis, unit vectors drawn once, the same draws unnormalised) on the
+# cells Tables 2 and 3 pin down, at 5x the steps with 3 seeds, and scores each reading by its
+# median |log10(ours / paper)| over the cells, each ours beside the paper's statistic of the same
+# kind. The closest reading is the default of files 01-04.
+#
+#     python further/02b_directions_study.py         # 82 min on a 2-core CPU (wall_time_s)
+#     python further/02b_directions_study.py --quick # seconds; what the tests use
+#     python further/02b_directions_study.py --replay results/02b_directions_study.json  # the committed run
+#
+# Output (under runs/, which git ignores; `--out .` refreshes the committed files)
+#     results/02b_directions_study.json: per reading its cells (min, mean, the ratios to the
+#     paper), the median |log10 ratio|, the closest reading; figures/02_directions.png.
 
 # %% [markdown]
 # ## The run's file

@@ -1,28 +1,14 @@
 # %% [markdown]
-# # 02c · How many seeds a minimum is taken over (a side study of 02)
+# # 02c · How many seeds a minimum is taken over (a study of 02)
 #
 # Paper A (arXiv 2510.06662), Section 6 and Appendix B.1: its Tables 3–5 report the minimum
 # validation error over seeds, and do not say over how many. A minimum over fewer seeds is higher
 # on average. How much of the gap between our minima and Table 3's could the seed count be?
+# `python further/02c_seed_count.py` (35 min 26 s on 2 cores); its notebook replays the committed
+# run.
 
 # %%
-"""02c · The seed count behind a minimum: the expected minimum over k of 8 seeds (side study of 02).
-
-What it shows
-    File 02's model at the paper's 20,000 steps, T = 8 and 32, h = 3, 4, 5, trained with 8
-    seeds. For k = 1 ... 8 the minimum over k seeds, averaged over every k-subset of the 8
-    (helpers.expected_minimum), with its spread; Table 2's means and Table 3's minima beside the
-    curve; and how much of the gap to Table 3 the seed count can explain.
-
-Run it
-    python 02c_seed_count.py               # 8 seeds x 6 models, 20,000 steps: 35 min 26 s
-    python 02c_seed_count.py --quick       # seconds; what the tests use
-    python 02c_seed_count.py --replay results/02c_seed_count.json   # the committed run, drawn
-
-Output (under runs/, which git ignores; `--out .` refreshes the committed files)
-    results/02c_seed_count.json: "seed_count" -> "<T>" -> "<h>" -> {"seeds", "mean_ci95",
-    "by_k": [{"k", "mean", "std", "lowest", "highest"}], "paper"}; figures/02c_seed_count.png.
-"""
+"""02c · The seed count behind a minimum: the expected minimum over k of 8 seeds (a study of 02)."""
 import math
 import sys
 from pathlib import Path
@@ -43,7 +29,7 @@ model = helpers.load_concept("02_multihead_model")
 # File 02's table (its model, recipe and data sizes, the same flags), with four rows of this
 # study's own: the lengths, head counts, seeds and steps, whose default is already the paper's
 # step count (so `--full` is the default); and `replay`, which draws the committed run again from
-# its JSON instead of training (half an hour). The committed notebook shows the committed run
+# its JSON instead of training (35 minutes). The committed notebook shows the committed run
 # this way, and its first lines say which run it is.
 
 # %%
@@ -232,6 +218,22 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # over seeds than ours, a different recipe, or many more seeds. Our runs cannot tell these apart.
 # At h = 5 the T = 8 curve falls more steeply, 7.3× from k = 1 to 8, because one seed of 8
 # (1.2e-4) failed.
+
+# %% [markdown]
+# ## Commands and files
+#
+# File 02's model at the paper's 20,000 steps, T = 8 and 32, h = 3, 4, 5, trained with 8 seeds.
+# For k = 1 ... 8 the minimum over k seeds, averaged over every k-subset of the 8
+# (helpers.expected_minimum), with its spread; Table 2's means and Table 3's minima beside the
+# curve; and how much of the gap to Table 3 the seed count can explain.
+#
+#     python further/02c_seed_count.py               # 8 seeds x 6 models, 20,000 steps: 35 min 26 s
+#     python further/02c_seed_count.py --quick       # seconds; what the tests use
+#     python further/02c_seed_count.py --replay results/02c_seed_count.json   # the committed run, drawn
+#
+# Output (under runs/, which git ignores; `--out .` refreshes the committed files)
+#     results/02c_seed_count.json: "seed_count" -> "<T>" -> "<h>" -> {"seeds", "mean_ci95",
+#     "by_k": [{"k", "mean", "std", "lowest", "highest"}], "paper"}; figures/02c_seed_count.png.
 
 # %% [markdown]
 # ## The run's file

@@ -1,31 +1,14 @@
 # %% [markdown]
-# # 07a · The head count on text retrieval (a side study of 07)
+# # 07a · The head count on text retrieval (a study of 07)
 #
-# Paper A (arXiv 2510.06662), Section 6.2 and Table 6 (MS MARCO passage retrieval), on a corpus
-# that needs no download: the standard library's own docstrings.
+# Paper A (arXiv 2510.06662, §6.2, Table 6) finds on MS MARCO that training accuracy falls with
+# the number of candidate passages T for few heads, and hardly from h ≈ 12 on. Does that hold on a
+# corpus that needs no download, the standard library's own docstrings, with lesson 07's two
+# sweeps (head dimension fixed, width fixed)? And does paper A's law Err(h, T) fit our errors as
+# it fits Table 6? `python further/07a_text_retrieval.py` (2 min 0 s on 2 cores)
 
 # %%
-"""07a · Text retrieval among hard negatives: the head count beside paper A's Table 6.
-
-What it shows
-    Standard-library names and their docstrings as frozen TF-IDF/SVD tokens, T - 1 hard
-    negatives each, a 2-layer encoder; file 07's two sweeps (head dimension fixed, width fixed)
-    beside Table 6, chance and the frozen tokens' cosine, the drop with T per h; and paper A's
-    law Err(h, T) = c T^beta exp(alpha h / T^delta) fitted to our errors and to Table 6's.
-
-Run it
-    python 07a_text_retrieval.py           # T = 8, 16, 32, 2 seeds: 2 min 0 s on a 2-core CPU
-    python 07a_text_retrieval.py --full    # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
-    python 07a_text_retrieval.py --quick   # seconds; what the tests use
-    python 07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # the law
-                                           # fitted to the committed --full run: 41 s
-
-Output (under runs/, which git ignores; `--out .` refreshes the committed files)
-    results/07a_text_retrieval.json ("text": both sweeps' tables, gains, their difference, the
-    drop with T, the references; "law": the fits, their intervals and residuals),
-    figures/07a_text_retrieval.png, 07a_law.png (with --replay: 07a_text_retrieval_fit_to_full
-    .json and 07a_law_fit_to_full.png, the law alone)
-"""
+"""07a · Text retrieval among hard negatives: the head count beside paper A's Table 6."""
 import functools
 import importlib
 import inspect
@@ -566,9 +549,9 @@ if __name__ == "__main__" and "law" in args.parts:
 #
 # The corpus (Python 3.11.7): 1,181 public functions and classes of 96 modules whose own
 # docstring has at least 40 characters, repeated docstrings dropped (346,456 characters); 945
-# queries train, 236 are held out. The reference run, `python 07a_text_retrieval.py --full` (5
-# paired seeds, 1,000 steps, T up to 64; 32 min 48 s; `results/07a_text_retrieval_full.json`),
-# training top-1 accuracy, mean over seeds:
+# queries train, 236 are held out. The reference run,
+# `python further/07a_text_retrieval.py --full` (5 paired seeds, 1,000 steps, T up to 64; 32 min
+# 48 s; `results/07a_text_retrieval_full.json`), training top-1 accuracy, mean over seeds:
 #
 # | sweep | h | T = 8 | T = 16 | T = 32 | T = 64 | T = 8 − T = 64 (95 % t) |
 # |---|---|---|---|---|---|---|
@@ -610,8 +593,8 @@ if __name__ == "__main__" and "law" in args.parts:
 # 32); its drops with T are mixed (h = 1 no clear drop, h = 2 and 4 fall, h = 8 not), and are
 # read from `--full`.
 #
-# **Paper A's law**, fitted to the reference run by `python 07a_text_retrieval.py --replay
-# results/07a_text_retrieval_full.json` (41 s; `results/07a_text_retrieval_fit_to_full.json`):
+# **Paper A's law**, fitted to the reference run by `python further/07a_text_retrieval.py
+# --replay results/07a_text_retrieval_full.json` (41 s; `results/07a_text_retrieval_fit_to_full.json`):
 #
 # | fitted to | points | δ [95 % bootstrap] | α [95 % bootstrap] | MAE of log Err |
 # |---|---|---|---|---|
@@ -627,6 +610,22 @@ if __name__ == "__main__" and "law" in args.parts:
 # heads' benefit grows with T instead of shrinking. With the paper's δ held at 0.25 the fit is
 # worse (MAE 0.53). The default run (2 seeds, T ≤ 32, the cell above) has too few seeds for an
 # interval worth reading (3 distinct resamples).
+
+# %% [markdown]
+# ## Commands and files
+#
+#     python further/07a_text_retrieval.py          # T = 8, 16, 32, 2 seeds: 2 min 0 s
+#     python further/07a_text_retrieval.py --full   # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
+#     python further/07a_text_retrieval.py --quick  # seconds; what the tests use
+#     python further/07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # 41 s
+#
+# The last fits the law to the committed `--full` run (its tables and figure drawn again).
+# Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):
+# `results/07a_text_retrieval.json` ("text": both sweeps' tables, gains, their difference, the
+# drop with T, the references; "law": the fits, their intervals and residuals),
+# `figures/07a_text_retrieval.png`, `07a_law.png` (with `--replay`:
+# `results/07a_text_retrieval_fit_to_full.json` and `figures/07a_law_fit_to_full.png`, the law
+# alone).
 
 # %% [markdown]
 # ## The run's file

@@ -16,36 +16,52 @@ FURTHER = sorted((ROOT / "further").glob("0[1-7]*_*.py"))  # going further: one 
 SCRIPTS = LESSONS + FURTHER
 
 
+NOTEBOOK_WORKERS = 2   # notebooks executed at once: one kernel per core
+
+
 @pytest.fixture(scope="session")
-def notebook_run(tmp_path_factory):
+def notebook_run(tmp_path_factory, request):
     """notebook_run(stem): the JSON of notebooks/<stem>.ipynb executed once per session with
     QUICK=1 (the file's --quick run, as a reader's notebook runs it); its cells' outputs are in
-    notebook_run.outputs[stem]. tests/test_notebooks.py checks that it runs; each file's test_main_quick
-    checks its numbers, so the quick run is not trained twice. A study whose notebook replays
-    its committed run (NOTEBOOK_ARGS) writes nothing: {}."""
+    notebook_run.outputs[stem]. tests/test_notebooks.py checks that it runs; each file's
+    test_main_quick checks its numbers, so the quick run is not trained twice. A study whose
+    notebook replays its committed run (NOTEBOOK_ARGS) writes nothing: {}.
+
+    The first call executes, two at a time, the notebook of every file this session's tests
+    name (most of a kernel's time is its start and imports, which do not share a core)."""
+    import concurrent.futures
     import json
     import os
 
     import nbformat
     from nbclient import NotebookClient
     out, done = tmp_path_factory.mktemp("notebook_runs"), {}
+    named = [script.stem for script in SCRIPTS
+             if any(script.stem in item.nodeid for item in request.session.items)]
+
+    def execute(stem):
+        notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+        NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
+            "metadata": {"path": str(ROOT / "notebooks")}}).execute()
+        return notebook
 
     def run(stem):
         if stem not in done:
+            stems = [name for name in named if name not in done] or [stem]
             saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND", "ARGS")}
-            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernel's env
-            os.environ.pop("ARGS", None)                       # the notebook's own flags
+            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernels' env
+            os.environ.pop("ARGS", None)                       # each notebook's own flags
             try:
-                notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
-                NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
-                    "metadata": {"path": str(ROOT / "notebooks")}}).execute()
+                with concurrent.futures.ThreadPoolExecutor(NOTEBOOK_WORKERS) as pool:
+                    notebooks = dict(zip(stems, pool.map(execute, stems)))
             finally:
                 for key, value in saved.items():
-                    os.environ.pop(key) if value is None else os.environ.update({key: value})
-            written = out / "results" / f"{stem}_quick.json"      # a replay writes nothing
-            done[stem] = json.loads(written.read_text()) if written.exists() else {}
-            run.outputs[stem] = [output for cell in notebook.cells
-                                 for output in cell.get("outputs", [])]
+                    os.environ.pop(key, None) if value is None else os.environ.update({key: value})
+            for name, notebook in notebooks.items():
+                written = out / "results" / f"{name}_quick.json"      # a replay writes nothing
+                done[name] = json.loads(written.read_text()) if written.exists() else {}
+                run.outputs[name] = [output for cell in notebook.cells
+                                     for output in cell.get("outputs", [])]
         return done[stem]
     run.outputs = {}          # notebook_run.outputs[stem]: every output of its cells
     return run

@@ -168,10 +168,10 @@ def test_gaussian_directions_are_the_random_draws_unnormalised():
         task.task_directions(4, 4, "diagonal")
 
 
-@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model", "03_bounds",
-                                  "04_single_head_memorization"])
+@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model",
+                                  "03a_params_vs_error", "04_single_head_memorization"])
 def test_every_file_that_samples_the_task_has_the_same_directions_flag(name, tmp_path):
-    """--directions: one flag, one set of values, one default, in 01-04."""
+    """--directions: one flag, one set of values, one default, in 01-04 (03's in its study)."""
     module = helpers.load_concept(name)
     assert module.SETTINGS["directions"] is task.SETTINGS["directions"]     # one row, shared
     parser = plumbing.build_parser(module.SETTINGS)
@@ -192,7 +192,7 @@ def test_each_reading_gives_D_directions_of_the_promised_kind(D):
     assert task.task_directions(D, 4, "gaussian").shape == (D, 4)
 
 
-@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model", "03_bounds",
-                                  "04_single_head_memorization"])
+@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model",
+                                  "03a_params_vs_error", "04_single_head_memorization"])
 def test_an_unknown_reading_is_refused_with_one_line(name):
     assert_rejected(name, ["--directions", "diagonal"], "--directions")

@@ -69,12 +69,6 @@ def test_parameter_counts_equal_a_hand_count():
         "paper": encoder + readout, "total": encoder + readout + attention + E}
 
 
-def test_reversal_score_by_hand():
-    assert model_file.reversal_score([1.0, 2.0, 3.0]) == 0.0       # error grows with T
-    assert model_file.reversal_score([3.0, 1.0, 2.0]) == pytest.approx((2 + 1) / 2)
-    assert model_file.reversal_score([1.0, 1.0]) == 0.0
-
-
 def quick_run(h, D=2, seed=0, steps=400):
     return model_file.train_one(dict(model_file.RECIPE, T=8, h=h, seed=seed, D=D,
                                      directions="gaussian", total_width=None, layers=1,
@@ -94,11 +88,34 @@ def test_h_equal_D_is_not_worse_than_h_below_D():
 
 def test_main_quick(quick_args):
     args = quick_args(model_file, "--D", "2", "--heads", "1,2", "--workers", "2")
-    result = model_file.sweep(args)
+    trained, result = model_file.sweep(args)
     assert plumbing.first_non_finite(result) is None                # every number is finite
     assert set(result["nmse"]["8"]) == {"1", "2"}
     assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
-    assert set(result["mechanism"]) == {"1", "2"}
+    found = model_file.mechanism(trained, args)                      # the attention part
+    assert set(found) == {"1", "2"} and plumbing.first_non_finite(found) is None
+    for h, entry in found.items():
+        assert len(entry["attention_on_targets"]) == int(h)           # one row per head
+        assert all(len(row) == 2 for row in entry["attention_on_targets"])  # one column per a_i
+
+
+def test_the_knee_and_its_drop_by_hand():
+    table = {"8": {"2": {"min": 1e-2}, "3": {"min": 4e-3}, "4": {"min": 1e-4}}}
+    assert model_file.drop_at_the_knee(table, [2, 3, 4], D=4) == {"h": 4,
+                                                                  "ratio": {"8": 40.0}}
+    assert model_file.drop_at_the_knee(table, [2, 3, 4], D=4, layers=2) == {
+        "h": 2, "ratio": {}}                                         # h = 1 was not trained
+    assert model_file.drop_at_the_knee(table, [3, 4], D=3) == {"h": 3, "ratio": {}}
+
+
+def test_the_drop_is_printed_beside_the_papers_of_the_same_statistic(capsys):
+    args = model_file.config(["--quick", "--total-width", "32", "--heads", "3,4"])  # Table 3
+    nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
+    result = {"nmse": nmse, "knee": model_file.drop_at_the_knee(nmse, [3, 4], D=4)}
+    model_file.report_sweep(result, args)
+    printed = capsys.readouterr().out
+    theirs = model_file.PAPER_TABLE_3[3][8] / model_file.PAPER_TABLE_3[4][8]
+    assert f"20x [{theirs:.0f}x] (T=8)" in printed and "in the min over seeds" in printed
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -116,21 +133,6 @@ def test_non_finite_loss_stops_the_script_with_one_line(tmp_path):
     assert done.stderr.startswith("stopped: T=8 h=1 seed=0: loss became")
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "results").exists()  # nothing half-written
-
-
-def test_reversal_of_the_papers_table_2_means():
-    scores = [model_file.reversal_score([row[T] for T in sorted(row)])
-              for row in model_file.PAPER_TABLE_2.values()]
-    assert [round(score, 2) for score in scores] == [0.0, 0.0, 0.06, 5.33, 4.46]
-    from_minima = [model_file.reversal_score([row[T] for T in sorted(row)])
-                   for row in model_file.PAPER_TABLE_3.values()]
-    assert from_minima[:3] == [0.0, 0.0, 0.0] and from_minima[3] > 0  # first at h = D = 4
-
-
-def test_reversal_scores_from_min_and_mean_of_a_table():
-    table = {"8": {"1": {"min": 1.0, "mean": 3.0}}, "32": {"1": {"min": 2.0, "mean": 1.0}}}
-    scores = model_file.reversal_scores(table, [1], [8, 32])
-    assert scores == {"from_min": {"1": 0.0}, "from_mean": {"1": 1.0}}
 
 
 def test_standard_two_layer_block_with_zero_weights_is_the_readout_of_the_cls():
@@ -197,6 +199,7 @@ def test_every_run_of_a_variant_or_a_changed_flag_gets_its_own_file_name(tmp_pat
     assert name("--D", "3", "--total-width", "32") == "_D3_E32"
     assert name("--layers", "2", "--total-width", "32", "--T", "8,32") == "_E32_L2_T8-32"
     assert name("--steps", "100") == "_steps100" and name("--lr", "3e-3") == "_lr0.003"
+    assert name("--steps", "4000") == "_steps4000"        # results/02_multihead_model_steps4000
     assert name("--full") == "_full" and name("--quick", "--heads", "1") == "_heads1_quick"
 
 

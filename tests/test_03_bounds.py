@@ -1,4 +1,4 @@
-"""03_bounds.py: the hand-built model within its bound, k by hand, the fitted slopes."""
+"""03_bounds.py: the hand-built model within its bound, k by hand, Corollary 1, the script."""
 import math
 
 import pytest
@@ -71,29 +71,13 @@ def test_fit_slope_recovers_a_power_law():
     assert bounds.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
 
 
-def test_slope_is_negative_below_D_on_a_small_sweep(quick_args):
-    args = quick_args(bounds, "--D", "2", "--heads", "1", "--widths", "4,32", "--steps", "600",
-                      "--workers", "2")
-    widths = bounds.summarise_widths(bounds.width_sweep(args))
-    assert widths["1"]["8"]["slope"] < 0
-
-
-def test_widths_keep_the_training_error_of_the_best_validation_seed():
-    runs = [dict(h=4, T=8, width=N, seed=s, valid_nmse=v, train_nmse=t, parameters={"paper": P})
-            for N, P, rows in [(8, 100, [(0, 0.3, 0.2), (1, 0.1, 0.5)]),
-                               (16, 200, [(0, 0.05, 0.01), (1, 0.07, 0.001)])]
-            for s, v, t in rows]
-    entry = bounds.summarise_widths(runs)["4"]["8"]
-    assert entry["min_nmse"] == [0.1, 0.05] and entry["train_nmse"] == [0.5, 0.01]
-
-
 def test_main_quick(notebook_run):
     result = notebook_run("03_bounds")   # the --quick run, as its notebook executes it
     assert all(row["max_error"] <= row["bound"] for row in result["construction"])
 
 
 @pytest.mark.parametrize("flags, flag_name", [
-    (["--widths", "8"], "--widths"), (["--betas", "0"], "--betas"),
+    (["--betas", "0"], "--betas"),
     (["--construction-T", "0"], "--construction-T"), (["--device", "no-such-device"], "--device"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
@@ -106,5 +90,6 @@ def test_parts_runs_only_what_it_names(tmp_path):
     assert result["script"] == "03_bounds_quick_parts_b_d.py"
 
 
-def test_an_unknown_part_is_refused_with_one_line():
-    assert_rejected("03_bounds", ["--parts", "a,e"], "--parts")
+@pytest.mark.parametrize("parts", ["a,e", "c"])   # c, Fig. 1b trained, is the study 03a now
+def test_an_unknown_part_is_refused_with_one_line(parts):
+    assert_rejected("03_bounds", ["--parts", parts], "--parts")

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import helpers
+import plumbing
 from conftest import RUN_KEYS, assert_rejected, run_quick
 
 memo = helpers.load_concept("04_single_head_memorization")
@@ -36,7 +37,7 @@ def test_lemma9_widths_and_parameter_formulas_match_the_network():
         assert net[0].out_features <= 2 * seq_len * levels  # the lemma's width bound
         assert net[2].out_features <= 2 * seq_len * levels
         dense = sum(p.numel() for p in net.parameters())
-        assert memo.lemma9_parameters(seq_len, levels) == dense
+        assert plumbing.lemma9_parameters(seq_len, levels) == dense   # the memory guard's count
         weights = sum(int((layer.weight != 0).sum()) for layer in (net[0], net[2], net[4]))
         assert memo.lemma9_nonzero_weights(seq_len, levels) == weights
 
@@ -89,16 +90,16 @@ def test_size_estimate_matches_the_networks_built(seq_lens, epsilons, monkeypatc
         return network
     monkeypatch.setattr(memo, "lemma9_network", recording)
     memo.assembled_errors(seq_lens, epsilons, D=3, dim=2, n=5, seed=0)
-    estimate = memo.largest_construction(seq_lens, epsilons)
+    estimate = plumbing.largest_lemma9(seq_lens, epsilons, D=3)
     assert abs(estimate - max(built)) <= 0.1 * max(built)
 
 
 @pytest.mark.parametrize("seq_lens", [[8], [8, 32], [512]])
 def test_smallest_epsilon_is_the_limit(seq_lens):
-    args = type("Args", (), {"construction_T": seq_lens})()
-    epsilon = float(f"{memo.smallest_epsilon(args):.2g}")  # as the refusal prints it
-    assert memo.largest_construction(seq_lens, [epsilon]) <= memo.CONSTRUCTION_LIMIT
-    assert memo.largest_construction(seq_lens, [epsilon / 2]) > memo.CONSTRUCTION_LIMIT
+    D = memo.ASSEMBLED_D
+    epsilon = float(f"{plumbing.smallest_lemma9_epsilon(seq_lens, D):.2g}")  # as refused
+    assert plumbing.largest_lemma9(seq_lens, [epsilon], D) <= plumbing.LEMMA9_LIMIT
+    assert plumbing.largest_lemma9(seq_lens, [epsilon / 2], D) > plumbing.LEMMA9_LIMIT
 
 
 def test_parts_runs_only_what_it_names(tmp_path):

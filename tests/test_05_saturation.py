@@ -1,5 +1,6 @@
-"""05_saturation.py: the lemma and entropy bound, both targets, the oracle, the variance split,
-capped logits, SVD truncation, training, the JSON format and --parts."""
+"""05_saturation.py: the lemma and entropy bound, the match target, the oracle, capped logits,
+training, the JSON format and --parts (the confound target: test_05a_confound.py; the SVD
+truncation of trained heads: test_05b_low_rank.py)."""
 import math
 
 import pytest
@@ -42,29 +43,6 @@ def test_entropy_approaches_uniform_as_L_grows():
     assert entropies[0] < entropies[1] < entropies[2] <= 1
 
 
-def test_softmax_target_equals_a_slow_loop():
-    M, _ = saturation.coupling(4, 4, 1.0, 2.0, seed=0)
-    value = torch.tensor([0.5, -1.0, 2.0, 0.0])
-    x, _, _ = saturation.spectrum_task(3, 6, 4, M, seed=2)
-    y = saturation.softmax_target(x, M, value, cap=1.5)
-    for k in range(3):
-        logits = [1.5 * math.tanh(float(x[k, -1] @ M @ x[k, s]) / 1.5) for s in range(6)]
-        weights = [math.exp(v) / sum(math.exp(u) for u in logits) for v in logits]
-        expected = sum(w * float(x[k, s] @ value) for s, w in enumerate(weights))
-        assert float(y[k]) == pytest.approx(expected, rel=1e-4, abs=1e-6)
-
-
-@pytest.mark.parametrize("rank, alpha", [(16, 1.0), (5, 0.5), (1, 2.0), (6, 0.0)])
-def test_spectrum_coupling_has_the_configured_rank_and_spectrum(rank, alpha):
-    M, sigma = saturation.coupling(16, rank, alpha, scale=3.0, seed=1)
-    singular = torch.linalg.svdvals(M)
-    assert int((singular > 1e-5).sum()) == rank
-    torch.testing.assert_close(singular[:rank], sigma[:rank], rtol=1e-4, atol=1e-5)
-    ratios = sigma[:rank] / sigma[0]
-    torch.testing.assert_close(ratios, torch.arange(1, rank + 1).float() ** -alpha)
-    assert float(torch.linalg.matrix_norm(M)) == pytest.approx(3.0, rel=1e-4)
-
-
 def test_match_task_plants_exact_matches_and_reads_only_values():
     n, L, dim, rank, n_match = 50, 12, 10, 6, 3
     x, M, value = saturation.match_task(n, L, dim, rank, n_match, sharpness=3.0, seed=0)
@@ -99,27 +77,12 @@ def test_match_target_does_not_get_easier_for_rank_1_as_L_grows():
     assert oracle[256] >= oracle[16]
 
 
-@pytest.mark.parametrize("task", ["match", "spectrum"])
 @pytest.mark.parametrize("cap", [None, 1.0])
-def test_oracle_at_full_rank_is_exact_and_never_worse_with_more_rank(task, cap):
-    if task == "match":
-        x, M, value = saturation.match_task(300, 20, 8, 4, 2, sharpness=3.0, seed=0)
-        full = 4
-    else:
-        M, _ = saturation.coupling(6, 6, 1.0, 2.0, seed=0)
-        x, M, value = saturation.spectrum_task(300, 20, 6, M, seed=0)
-        full = 6
+def test_oracle_at_full_rank_is_exact_and_never_worse_with_more_rank(cap):
+    x, M, value = saturation.match_task(300, 20, 8, 4, 2, sharpness=3.0, seed=0)
     y = saturation.softmax_target(x, M, value, cap)
-    assert saturation.oracle_nmse(x, y, M, value, full, cap) < 1e-10
+    assert saturation.oracle_nmse(x, y, M, value, 4, cap) < 1e-10
     assert saturation.oracle_nmse(x, y, M, value, 1, cap) <= 1.0 + 1e-9   # factor 0 is allowed
-
-
-@pytest.mark.parametrize("seq_len", [2, 16, 64])
-def test_variance_split_adds_up_to_the_variance(seq_len):
-    M, _ = saturation.coupling(8, 8, 1.0, 2.0, seed=0)
-    split = saturation.variance_split(40, 10, seq_len, M, cap=2.0, seed=1)
-    assert split["query_part"] + split["context_part"] == pytest.approx(split["total"], rel=1e-4)
-    assert split["query_part"] >= 0 and split["context_part"] >= 0
 
 
 def test_capped_logits_never_exceed_B():
@@ -141,21 +104,6 @@ def test_attention_scale_is_one_over_sqrt_head_dim():
     torch.testing.assert_close(head.logits(x), by_hand)
 
 
-def test_svd_truncation_is_exact_at_full_rank_and_has_rank_r():
-    torch.manual_seed(0)
-    head = saturation.SingleHead(dim=8, head_dim=5)
-    W_Q, W_K = helpers.truncate_qk(head.W_Q, head.W_K, 5)
-    torch.testing.assert_close(W_Q.T @ W_K, head.W_Q.T @ head.W_K, rtol=1e-4, atol=1e-5)
-    x, y = torch.randn(40, 9, 8), torch.randn(40)
-    curve = saturation.truncation_curve(head, (x, y), [1, 2, 5])
-    assert curve[-1]["valid_nmse"] == pytest.approx(helpers.evaluate_nmse(head, (x, y)),
-                                                    rel=1e-4)
-    for rank in (1, 2, 4):
-        W_Q, W_K = helpers.truncate_qk(head.W_Q, head.W_K, rank)
-        assert W_Q.shape == (rank, 8)
-        assert int(torch.linalg.matrix_rank(W_Q.T @ W_K)) == rank
-
-
 @pytest.mark.parametrize("df, table", [(1, 12.706), (4, 2.776), (30, 2.042)])
 def test_t_quantile_matches_the_standard_table(df, table):
     assert helpers.t_quantile(df) == pytest.approx(table, abs=2e-3)
@@ -173,11 +121,12 @@ def test_t_interval_contains_the_mean_and_is_a_point_without_spread():
 def test_tiny_training_full_rank_beats_rank_1_on_the_match_task():
     base = dict(task="match", L=16, cap=None, seed=0, dim=8, match_rank=4, n_match=2,
                 sharpness=3.0, steps=600, batch_size=128, lr=1e-2, n_train=2000, n_valid=500,
-                data_seed=0, device="cpu", truncate=False)
-    small = saturation.train_match_head({**base, "head_dim": 1})
-    full = saturation.train_match_head({**base, "head_dim": 4, "truncate": True})
+                data_seed=0, device="cpu")
+    _, _, small = saturation.train_match_head({**base, "head_dim": 1})
+    model, valid, full = saturation.train_match_head({**base, "head_dim": 4})
     assert full["valid_nmse"] < small["valid_nmse"] - 0.2
-    assert small["truncation"] == [] and [c["rank"] for c in full["truncation"]] == [1, 2, 3]
+    assert model.W_Q.shape == (4, 8) and len(valid[0]) == 500     # the trained head, 500 to check
+    assert full["valid_nmse"] == pytest.approx(helpers.evaluate_nmse(model, valid), rel=1e-4)
 
 
 def test_main_quick_writes_the_documented_format(notebook_run):
@@ -198,33 +147,27 @@ def test_main_quick_writes_the_documented_format(notebook_run):
         assert set(change) == paired and change["verdict"] in ("shrinks", "grows",
                                                                 "no clear difference")
     assert set(side["capped_minus_free_change"]) == paired | {"B"}
-    confound = result["confound"]
-    assert set(confound["gain_change_trained"]) == paired
-    for L in map(str, args.confound_L):
-        assert set(confound["variance_split"][L]) >= {"query_part", "context_part"}
-        assert confound["oracle"][L][str(args.rank)] < 1e-6                 # full rank: exact
-    assert set(result) - RUN_KEYS == {"lemma", "model_side", "confound"}
+    for L in map(str, args.L):
+        assert side["oracle"]["free"][L][str(args.match_rank)] < 1e-6      # rank r: exact
+    assert set(result) - RUN_KEYS == {"lemma", "model_side"}
 
 
 def test_parts_runs_only_what_it_names(quick_args, tmp_path):
     assert set(run_quick("05_saturation", tmp_path, "--parts", "a")) - RUN_KEYS == {"lemma"}
-    assert quick_args(saturation, "--parts", "d").parts == ["b", "d"]       # d reads b's heads
-    assert quick_args(saturation, "--parts", "c,a").parts == ["a", "c"]     # the file's order
+    assert quick_args(saturation, "--parts", "b,a").parts == ["a", "b"]     # the file's order
 
 
 def test_unknown_part_is_refused_with_one_line():
-    assert_rejected("05_saturation", ["--parts", "e"], "--parts")
+    assert_rejected("05_saturation", ["--parts", "c"], "--parts")      # c is the study 05a
 
 
 @pytest.mark.parametrize("flags, flag_name", [
-    (["--head-dims", "1,32"], "--head-dims"), (["--rank", "40"], "--rank"),
-    (["--head-dims", "4,2"], "--head-dims"), (["--confound-L", "1"], "--confound-L"),
+    (["--head-dims", "1,32"], "--head-dims"), (["--head-dims", "4,2"], "--head-dims"),
     (["--device", "no-such-device"], "--device"), (["--caps", "0"], "--caps"),
     (["--match-rank", "16"], "--match-rank"), (["--head-dims", "1,4"], "--head-dims"),
-    (["--L", "3"], "--L"), (["--seeds", "1"], "--seeds"),
-    (["--confound-head-dims", "4,2"], "--confound-head-dims"), (["--sharpness", "0"],
-                                                                "--sharpness"),
-    (["--n-match", "0"], "--n-match"),
+    (["--L", "3"], "--L"), (["--seeds", "1"], "--seeds"), (["--sharpness", "0"], "--sharpness"),
+    (["--n-match", "0"], "--n-match"), (["--lemma-L", "1"], "--lemma-L"),
+    (["--L", "8192"], "--L"), (["--dim", "1", "--head-dims", "1"], "--dim"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("05_saturation", flags, flag_name)

@@ -193,16 +193,10 @@ def test_limited_model_sees_exactly_the_last_characters(context):
                 assert bool(moved[t]) == seen, (s, t)
 
 
-def test_text_encoding_and_the_reference_corpus():
-    text = allocation.python_reference()
-    assert len(text) > 100_000 and text == allocation.python_reference()  # deterministic
-    ids, alphabet = allocation.encode_text("ab\né")
-    assert [alphabet[i] for i in ids.tolist()] == ["a", "b", "\n", "?"]
-
-
 def test_main_quick(notebook_run):
     args = allocation.config(["--quick"])
     result = notebook_run("06_allocation")   # the --quick run, as its notebook executes it
+    assert set(result) - RUN_KEYS == {"fixed_budget", "comparison", "allocate_tables", "rules"}
     for task, entry in result["comparison"].items():
         for allocated in entry["allocations"].values():     # the budget, from the layers
             assert allocated["budget"] == sum(h * d for h, d in allocated["layers"])
@@ -210,192 +204,53 @@ def test_main_quick(notebook_run):
         assert budgets["uniform"] == budgets["front-loaded"] == budgets["back-loaded"]
         assert budgets["front-reduced"] < budgets["front-loaded"]   # thinner late layer
         assert all(len(a["seeds"]) == args.seeds for a in entry["allocations"].values())
-    assert set(result["text"]["allocations"]) == {"uniform", "front-loaded", "back-loaded"}
-    assert all(b < 7 for a in result["text"]["allocations"].values() for b in a["seeds"])
     assert set(result["fixed_budget"]["oracle"]) == set(map(str, args.fixed_heads))
     assert result["fixed_budget"]["best_H_oracle"] in args.fixed_heads
     assert len(result["fixed_budget"]["best_H_per_seed"]) == args.fixed_seeds
-    limited = result["text"]["context_limited"]
-    assert limited["characters"] == allocation.CONTEXT_LIMIT and len(limited["seeds"]) == 2
-    assert f"uniform - {allocation.LIMITED}" in result["text"]["paired"]
-    # d: the per-seed layer comparison agrees with the pooled per-head costs it summarises
-    by_layer, layers = result["rank_by_layer"], result["rank_1_last_minus_first_layer"]
-    assert len(layers["per_seed"]) == args.text_seeds
-    pooled = by_layer[max(by_layer)]["1"]["mean"] - by_layer["1"]["1"]["mean"]
-    assert layers["mean"] == pytest.approx(pooled)   # equal heads per model: mean of means
-    # f: every (task, budget, H) trained with its seeds; the reference where it exists
-    for task, by_budget in result["ngram"]["tasks"].items():
-        for budget, entry in by_budget.items():
-            heads = [2 ** k for k in range(int(math.log2(int(budget))) + 1)]
-            assert list(entry["trained"]) == [str(H) for H in heads]
-            assert all(len(e["seeds"]) == args.ngram_seeds for e in entry["trained"].values())
-            assert all(H in heads for H in entry["lowest_H_per_seed"])
-            assert entry["reference"][str(budget)] is None                  # d = 1
-            if task == "linear":
-                assert entry["reference"]["1"] > entry["reference"]["2"] > 0
-    # g: entropies between one key (0) and uniform (1); the tie spans every head of part c's
-    # uniform models
-    for name, entry in result["saturation"].items():
-        if name != "tie_to_rank":
-            assert entry["L"][-1] in (args.text_T, args.deep_T)
-            assert all(0 <= value <= 1 + 1e-6 for kind in ("trained", "untrained")
-                       for layer in entry[kind].values() for value in layer["entropy"])
-    tie = result["saturation"]["tie_to_rank"]
-    assert len(tie["entropy_per_head"]) == len(tie["rank_1_cost_per_head"]) == \
-        args.text_seeds * 2 * 2                                            # 2 layers x 2 heads
-    assert tie["spearman"] is None or -1 <= tie["spearman"] <= 1
-    rows = result["rules"]
-    assert len(rows) == 2 * 3 + 3   # b: 3 rules on each task; c: 2 and the context control
+    # e: a's row, then b's 3 rules on each task; no text rule (06a reads text)
+    rows, fixed = result["rules"], result["fixed_budget"]
+    assert len(rows) == 1 + 2 * 3
+    assert rows[0]["rule"] == allocation.FIXED_BUDGET_RULE
+    at_M = {*fixed["best_H_per_seed"], fixed["best_H_oracle"]} == {fixed["M"]}
+    assert rows[0]["strength"] == ("lowest at H = M" if at_M else "not only at H = M")
+    assert rows[0]["strength"] in rows[0]["evidence"]
+    assert not any("text" in row["evidence"] or "characters" in row["rule"] for row in rows)
     pairs = [pair for entry in result["comparison"].values() for key, pair in
              entry["paired"].items() if key in allocation.RULES]
-    pairs += [pair for key, pair in result["text"]["paired"].items() if key in allocation.RULES]
-    for row, pair in zip(rows, pairs):    # each rule's strength is its interval's verdict
+    assert len(pairs) == len(rows) - 1
+    for row, pair in zip(rows[1:], pairs):    # each rule's strength is its interval's verdict
         low, high = pair["ci95"]
         assert row["strength"] == pair["verdict"]
         assert (pair["verdict"] == "no clear difference") == (low <= 0 <= high)
         assert f"{pair['mean']:+.3f} [{low:+.3f}, {high:+.3f}]" in row["evidence"]
 
 
+def test_the_fixed_budget_row_follows_where_each_curve_is_lowest():
+    fixed = {"M": 4, "best_H_per_seed": [4, 4], "best_H_oracle": 4}
+    assert allocation.fixed_budget_row(fixed)["strength"] == "lowest at H = M"
+    for moved in ({"best_H_per_seed": [4, 8]}, {"best_H_oracle": 2}):
+        assert allocation.fixed_budget_row({**fixed, **moved})["strength"] == "not only at H = M"
+
+
 def test_parts_runs_only_what_it_names(quick_args, tmp_path):
-    """--parts b trains part b alone; part e reads whichever parts ran; d brings c along."""
+    """--parts b trains part b alone; part e reads whichever parts ran."""
     result = run_quick("06_allocation", tmp_path, "--parts", "b,e", "--workers", "2",
                        "--steps", "2")
     assert set(result) - RUN_KEYS == {"comparison", "allocate_tables", "rules"}
     assert {row["evidence"].split(":")[0] for row in result["rules"]} == set(allocation.TASKS)
-    args = quick_args(allocation, "--parts", "d")
-    assert args.parts == ["c", "d"]
-    assert plumbing.output_suffix(args, allocation.PARTS) == "_quick_parts_c_d"
-
-
-def test_ngram_target_by_a_slow_loop_over_t_and_j():
-    matrices = allocation.ngram_matrices()
-    x = torch.randn(3, 9, allocation.NGRAM_DIM, generator=torch.Generator().manual_seed(0))
-    for task in allocation.NGRAM_TASKS:
-        y = allocation.ngram_target(x, matrices, task)
-        for n in range(3):
-            for t in range(9):
-                z = sum(matrices[j] @ x[n, t - j] for j in range(allocation.NGRAM_LAGS)
-                        if t - j >= 0)                                  # zero before the start
-                expected = z if task == "linear" else torch.tanh(allocation.NGRAM_SHARPNESS * z)
-                torch.testing.assert_close(y[n, t], expected, rtol=1e-5, atol=1e-6)
-    variance = allocation.ngram_target(torch.randn(4000, 8, 4), matrices, "linear")[:, 3:].var()
-    assert float(variance) == pytest.approx(1.0, abs=0.1)                   # scaled to 1
-
-
-def exact_lag_heads(x, matrices, head_dim):
-    """The hand-built model: the residual carries x_t; for each lag j = 1, 2, 3, ceil(p / d)
-    heads with a one-hot weight on position t - j, each carrying d of its coordinates; the
-    read-out sum_j A_j x_{t-j} from what arrived."""
-    n, seq_len, dim = x.shape
-    y = x @ matrices[0].T
-    for lag in range(1, allocation.NGRAM_LAGS):
-        weights = torch.zeros(seq_len, seq_len)
-        for t in range(lag, seq_len):
-            weights[t, t - lag] = 1.0                                       # exact position
-        pieces = [weights @ x[..., first:first + head_dim]                  # one head each
-                  for first in range(0, dim, head_dim)]
-        y = y + torch.cat(pieces, dim=-1)[..., :dim] @ matrices[lag].T
-    return y
-
-
-@pytest.mark.parametrize("budget, heads", [(32, 4), (32, 8), (32, 16), (16, 8), (64, 32)])
-def test_the_exact_lag_reference_is_exact_where_the_heads_can_carry_every_lag(budget, heads):
-    head_dim = budget // heads
-    assert 3 * math.ceil(allocation.NGRAM_DIM / head_dim) <= heads and head_dim >= 2
-    matrices = allocation.ngram_matrices()
-    x = torch.randn(50, 12, allocation.NGRAM_DIM)
-    y = allocation.ngram_target(x, matrices, "linear")
-    assert allocation.ngram_nmse(exact_lag_heads(x, matrices, head_dim), y) < 1e-10
-    assert allocation.ngram_reference(budget, heads) == 0.0
-    assert allocation.task_reference("tanh", budget, heads) == 0.0
-    assert allocation.ngram_reference(budget, budget) is None      # d = 1: no exact head
-
-
-def test_the_lag_averaging_reference_against_least_squares():
-    """H = 1 and 2 lag-averaging heads: the reference's NMSE equals a least-squares read-out of
-    x_t and the heads' outputs, with the reference's best weights, on sampled data (and no
-    other nonnegative weights a grid finds do better)."""
-    import itertools
-    matrices = allocation.ngram_matrices()
-    lagged = matrices[1:].flatten(1).double()
-    gram = (lagged @ lagged.T).numpy()
-    total = float((matrices.double() ** 2).sum())
-    unexplained_0 = total - float((matrices[0].double() ** 2).sum())
-    one = allocation.ngram_reference(32, 1)
-    two = allocation.ngram_reference(32, 2)
-    assert 0 < two < one < unexplained_0 / total < 1
-    grid = [torch.tensor(w, dtype=torch.double) for w in itertools.product(
-        [0.0, 0.25, 0.5, 0.75, 1.0], repeat=3) if any(w)]
-    best_on_grid = max(float(w @ torch.tensor(gram) @ w / (w @ w)) for w in grid)
-    assert (unexplained_0 - best_on_grid) / total >= one - 1e-9            # the search wins
-    x = torch.randn(10000, 8, allocation.NGRAM_DIM, dtype=torch.double,
-                    generator=torch.Generator().manual_seed(1))
-    y = allocation.ngram_target(x, matrices.double(), "linear")[:, 3:].flatten(0, 1)
-    w = torch.tensor(allocation.best_lag_weight_vectors(gram, 1)[0])
-    z = sum(w[j - 1] * x[:, 3 - j:8 - j] for j in (1, 2, 3)).flatten(0, 1)
-    features = torch.cat([x[:, 3:].flatten(0, 1), z, torch.ones(len(z), 1,
-                                                              dtype=torch.double)], dim=1)
-    fitted = features @ torch.linalg.lstsq(features, y).solution
-    assert helpers.nmse(fitted, y) == pytest.approx(one, abs=0.01)
-
-
-def test_normalised_entropy_and_top_margin():
-    uniform = torch.full((3, 16), 1 / 16)
-    assert allocation.normalised_entropy(uniform) == pytest.approx(torch.ones(3))
-    one_hot = torch.zeros(2, 64)
-    one_hot[:, 5] = 1.0
-    assert allocation.normalised_entropy(one_hot) == pytest.approx(torch.zeros(2), abs=1e-6)
-    p = torch.tensor([0.5, 0.25, 0.25])
-    slow = -sum(v * math.log(v) for v in p.tolist()) / math.log(3)
-    assert float(allocation.normalised_entropy(p)) == pytest.approx(slow)
-    assert float(allocation.top_margin(torch.tensor([1.0, 2.0, 6.0]))) == pytest.approx(3.0)
-    assert allocation.context_lengths(128) == [16, 32, 64, 128]
-    assert allocation.context_lengths(100) == [16, 32, 64, 100]
-
-
-def test_the_attention_profile_reads_the_model_own_attention(monkeypatch):
-    """Part g's entropies and margins against the weights and logits the model itself computes
-    in its forward pass (captured from helpers.attention_weights), row L - 1 over keys 0 .. L - 1."""
-    torch.manual_seed(0)
-    model = allocation.AllocatedTransformer([(2, 4), (3, 2)], width=8, seq_len=20, vocab=12)
-    text = torch.randint(12, (400,))
-    profile = allocation.attention_profile(model, text, [4, 20])
-    captured, real = [], helpers.attention_weights
-
-    def capture(scores, scale, cap=None, mask=None):
-        captured.append((scale * scores, real(scores, scale, cap, mask)))
-        return captured[-1][1]
-
-    monkeypatch.setattr(helpers, "attention_weights", capture)
-    starts = torch.linspace(0, len(text) - 21, allocation.SATURATION_WINDOWS).long()
-    with torch.no_grad():
-        model(text[starts[:, None] + torch.arange(20)])
-    for layer, (logits, weights) in enumerate(captured):
-        for at, L in enumerate([4, 20]):
-            row = weights[:, :, L - 1, :L]                                 # [W, H, L], sums to 1
-            assert torch.allclose(row.sum(-1), torch.ones_like(row.sum(-1)))
-            entropy = -(row * row.log()).sum(-1) / math.log(L)
-            margin = logits[:, :, L - 1, :L].max(-1).values - logits[:, :, L - 1, :L].mean(-1)
-            for head in range(row.shape[1]):
-                found = profile[str(layer + 1)]
-                assert found["entropy"][head][at] == pytest.approx(float(entropy[:, head].mean()),
-                                                                   rel=1e-5)
-                assert found["margin"][head][at] == pytest.approx(float(margin[:, head].mean()),
-                                                                  rel=1e-5)
+    args = quick_args(allocation, "--parts", "a")
+    assert args.parts == ["a"]
+    assert plumbing.output_suffix(args, allocation.PARTS) == "_quick_parts_a"
 
 
 @pytest.mark.parametrize("flags, flag_name", [
-    (["--ngram-budgets", "24"], "--ngram-budgets"), (["--ngram-T", "3"], "--ngram-T"),
-    (["--ngram-seeds", "1"], "--ngram-seeds"), (["--deep-seeds", "1"], "--deep-seeds"),
-    (["--deep-T", "30000"], "--text-chars"), (["--deep-T", "1"], "--deep-T"),
     (["--fixed-heads", "3,4,8"], "--fixed-heads"), (["--fixed-heads", "1,4"], "--fixed-heads"),
     (["--key-dim", "5"], "--key-dim"), (["--memory", "1"], "--memory"), (["--T", "2"], "--T"),
-    (["--seeds", "1"], "--seeds"), (["--text-seeds", "1"], "--text-seeds"),
-    (["--text", "/no/such/file"], "--text"), (["--text", __file__, "--text-T", "100000"],
-                                              "--text"),
+    (["--seeds", "1"], "--seeds"),
     (["--device", "no-such-device"], "--device"),
     (["--ab-budget", "12", "--layers-n", "3"], "--ab-budget"),  # flags of the old version
-    (["--parts", "b,x"], "--parts"), (["--parts", ""], "--parts"),
+    (["--text-seeds", "2"], "--text-seeds"),     # a flag of 06a's, not of this file's
+    (["--parts", "b,x"], "--parts"), (["--parts", "c"], "--parts"), (["--parts", ""], "--parts"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06_allocation", flags, flag_name)

@@ -1,19 +1,15 @@
 """07_real_data.py: placement and patches against loops, the digits split, the ViT, equal
-parameters in the fixed-width sweep, the CIFAR-10 reader on a tiny archive, the parts, and bad
-input."""
-import hashlib
-import io
+parameters in the fixed-width sweep, the parts, the presets, the summary's quoted --full numbers,
+and bad input. (The CIFAR-10 reader is tested in test_07b_cifar10.py.)"""
+import json
 import math
-import pickle
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 import torch
 
 import helpers
+import plumbing
 from conftest import assert_rejected, run_quick
 
 real = helpers.load_concept("07_real_data")
@@ -54,13 +50,14 @@ def test_offsets_cover_every_place_and_stay_inside():
 
 
 def test_digits_split_is_fixed_disjoint_and_scaled():
-    (train_x, train_y), (valid_x, valid_y) = real.load_digits(1500, 297)
-    assert train_x.shape == (1500, 1, 8, 8) and valid_x.shape == (297, 1, 8, 8)
+    digits = real.load_digits(1500, 297)
+    (train_x, train_y), (valid_x, valid_y) = digits["train"], digits["valid"]
+    assert digits["name"] == "digits" and train_x.shape == (1500, 1, 8, 8) and valid_x.shape == (297, 1, 8, 8)
     assert 0 <= float(train_x.min()) and float(train_x.max()) <= 1
     flat = {tuple(x.flatten().tolist()) for x in train_x}
     assert sum(tuple(x.flatten().tolist()) in flat for x in valid_x) < 5   # (a few duplicates)
     again = real.load_digits(1500, 297)
-    torch.testing.assert_close(again[1][0], valid_x)
+    torch.testing.assert_close(again["valid"][0], valid_x)
     assert set(train_y.tolist()) == set(range(10))
 
 
@@ -83,56 +80,6 @@ def test_fixed_width_sweep_has_equal_parameter_counts():
     growing = [helpers.count_parameters(real.VisionTransformer(4, 64, 8 * h, h, 8, 2))
                for h in (1, 2, 4, 8)]
     assert growing == sorted(growing) and len(set(growing)) == 4
-
-
-def write_tiny_cifar(folder, images_per_batch=6):
-    """A CIFAR-10 python archive in the official layout, with a few random images per batch."""
-    generator = torch.Generator().manual_seed(0)
-    path = Path(folder) / real.CIFAR10_FILE
-    with tarfile.open(path, "w:gz") as archive:
-        for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-            batch = {b"data": torch.randint(256, (images_per_batch, 3072), generator=generator)
-                     .to(torch.uint8).numpy(),
-                     b"labels": torch.randint(10, (images_per_batch,), generator=generator)
-                     .tolist()}
-            payload = pickle.dumps(batch)
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(payload)
-            archive.addfile(info, io.BytesIO(payload))
-    return path
-
-
-def test_cifar10_reader_on_a_tiny_archive(tmp_path):
-    path = write_tiny_cifar(tmp_path)
-    digest = hashlib.md5(path.read_bytes()).hexdigest()
-    (train_x, train_y), (valid_x, valid_y) = real.load_cifar10(tmp_path, 20, 4, digest)
-    assert train_x.shape == (20, 3, 32, 32) and valid_x.shape == (4, 3, 32, 32)
-    assert train_y.shape == (20,) and int(train_y.max()) < 10
-    frames = real.place(train_x[:2], 64, torch.tensor([[0, 32], [16, 8]]))
-    assert real.patches(frames, 8).shape == (2, 64, 192)
-
-
-def test_cifar10_corrupt_or_missing_archive_is_one_clear_error(tmp_path, monkeypatch):
-    write_tiny_cifar(tmp_path)
-    with pytest.raises(ValueError, match="corrupt .* download"):
-        real.cifar10_archive(tmp_path)                                      # the official MD5
-
-    def offline(*args, **kwargs):
-        raise OSError("no network")
-
-    monkeypatch.setattr(real.urllib.request, "urlretrieve", offline)
-    with pytest.raises(ValueError, match="missing and could not be downloaded"):
-        real.cifar10_archive(tmp_path / "empty")
-
-
-def test_cifar10_run_with_a_corrupt_archive_ends_in_one_line_exit_2(tmp_path):
-    write_tiny_cifar(tmp_path)
-    done = subprocess.run([sys.executable, str(ROOT / "07_real_data.py"), "--quick", "--data",
-                           "cifar10", "--data-dir", str(tmp_path), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert done.stderr.strip().count("\n") == 0 and "--data-dir" in done.stderr
-    assert "corrupt" in done.stderr
 
 
 def test_main_quick_writes_both_sweeps(notebook_run):
@@ -194,9 +141,55 @@ def test_width_check_only_when_the_fixed_width_part_runs(quick_args):
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--sides", "6"], "--sides"), (["--sides", "9"], "--sides"),
-    (["--data", "cifar10"], "--data-dir"), (["--n-train", "1700"], "--n-train"),
+    (["--n-train", "1700"], "--n-train"),
     (["--width", "3", "--heads", "2,4"], "--width"), (["--seeds", "1"], "--seeds"),
-    (["--patch", "9"], "--patch"), (["--data", "imagenet"], "--data"),
+    (["--patch", "9"], "--patch"), (["--sides", "130"], "--sides"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("07_real_data", flags, flag_name)
+
+
+def test_the_default_is_T_64_and_the_default_before_is_one_flag_pair_away(tmp_path):
+    """The default trains T = 64 only (400 steps); --sides 8,16 --steps 600 is the default of
+    before (T = 16 and 64), named _sides8-16_steps600; --full keeps T = 16 and 64."""
+    default = real.config(["--out", str(tmp_path)])
+    assert (default.sides, default.steps, default.seeds) == ([16], 400, 2)
+    before = real.config(["--sides", "8,16", "--steps", "600", "--out", str(tmp_path)])
+    assert plumbing.output_suffix(before, real.PARTS) == "_sides8-16_steps600"
+    full = real.config(["--full", "--out", str(tmp_path)])
+    assert (full.sides, full.steps, full.seeds) == ([8, 16], 1500, 5)
+    assert plumbing.output_suffix(full, real.PARTS) == "_full"
+
+
+def test_the_lesson_quotes_the_full_run_as_its_json_says():
+    """Every interval the lesson's text quotes from --full is the committed file's, to 3 places."""
+    full = json.loads((ROOT / "results" / "07_real_data_full.json").read_text())
+    text = (ROOT / "07_real_data.py").read_text()
+
+    def quoted(entry):
+        low, high = entry["ci95"]
+        return f"{entry['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+    gains = full["train_gain_with_heads"]
+    for entry in (gains["fixed-head-dim"]["64"], gains["fixed-width"]["64"],
+                  gains["fixed-head-dim"]["16"], full["gain_difference"]["64"]):
+        assert quoted(entry) in text, quoted(entry)
+    means = [f"{e['train']['mean']:.3f}" for e in full["accuracy"]["fixed-width"]["64"].values()]
+    assert ", ".join(means) in text
+    assert "47.8" in text and "95.1 %" in text and real.PAPER_TABLE_8[8][0] == 95.1
+
+
+def test_the_figures_are_the_protocol_with_table_8_and_both_sweeps(notebook_run):
+    """Part fixed-head-dim's figure adds Table 8's T = 65 column; part fixed-width's draws the
+    protocol's means beside its own (one line more per T), not the first figure again."""
+    import matplotlib
+    matplotlib.use("agg")
+    result = notebook_run("07_real_data")
+    first = real.plot_fixed_head_dim(result)
+    labels = [line.get_label() for line in first.axes[0].get_lines()]
+    assert "paper A, Table 8: CIFAR-10, T = 65" in labels
+    second = real.plot_fixed_width(result)
+    assert len(second.axes) == 2                                     # one column: fixed width
+    beside = [label for label in (line.get_label() for line in second.axes[0].get_lines())
+              if label.startswith("width grows")]
+    assert len(beside) == len(result["T"])

@@ -23,14 +23,15 @@ smallest accepted: V] (see --help)` and exit 2:
 * every number's type: sizes are whole numbers >= 1, rates and scales finite and > 0, seeds
   0 ... 2**32 - 1, lists without empty items (`8,,32`);
 * sizes that leave a statistic undefined: --n-train, --n-valid >= 2; 01 --n-samples >= 2; 05
-  --confound-L, --lemma-L >= 2, --L >= --n-match + 2; --seeds >= 2 where an interval is
-  reported; 06 --text-chars >= 20 T (and a --text file that long); 07 --text-T from 2 to 256;
+  (05a) --confound-L, --lemma-L >= 2, --L >= --n-match + 2; --seeds >= 2 where an interval is
+  reported; 06a (06c) --text-chars >= 20 T (and a --text file that long); 07 --text-T from 2
+  to 256;
 * constructions that would not fit the machine: 04 refuses Lemma 9 networks over 5e7
   parameters, naming the smallest epsilon that fits;
 * combinations that leave an experiment empty: --D <= d (01-04); two different 03 --widths; 05
-  --rank, --head-dims, --confound-head-dims <= --dim, --match-rank < --dim and among the
+  (05a) --rank, --head-dims, --confound-head-dims <= --dim, --match-rank < --dim and among the
   --head-dims after the first; 06 at least three --fixed-heads that fit --queries * --key-dim,
-  --key-dim even and >= 4, --memory >= --queries, --T >= 3;
+  --key-dim even and >= 4 (06a, 06c too), --memory >= --queries, --T >= 3;
 * an --out that cannot be written, and --device cuda without a GPU.
 During a run, non-finite data, a diverging loss or a NaN among the results end with one line
 (`stopped: ...`) and exit 1 before anything is written; results are strict JSON.
@@ -75,16 +76,20 @@ KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05)
                            ["--layers", "3", "--heads", "1", "--block", "attention-only"],
                            ["--select", "best", "--heads", "2"]],
     "02a_recipe_study": [["--heads", "1"]],
-    "03_bounds": [["--widths", "8,8"], ["--heads", "1", "--D", "1"]],
+    "03a_params_vs_error": [["--widths", "8,8"], ["--heads", "1", "--D", "1"]],
     "04_single_head_memorization": [["--epsilons", "1e-9"], ["--construction-T", "64",
                                                              "--epsilons", "0.001"]],
-    "05_saturation": [["--dim", "1", "--rank", "1", "--head-dims", "1"],
+    "05_saturation": [["--dim", "1", "--head-dims", "1"],
                       ["--L", "1", "--lemma-L", "1"], ["--match-rank", "1", "--head-dims", "1,2"],
-                      ["--n-match", "5", "--L", "6"], ["--confound-head-dims", "1,2",
-                                                      "--confound-L", "2"]],
-    "06_allocation": [["--text-chars", "1"], ["--fixed-heads", "1", "--queries", "1"],
+                      ["--n-match", "5", "--L", "6"]],
+    "05a_confound": [["--dim", "1", "--rank", "1", "--confound-head-dims", "1"],
+                     ["--confound-head-dims", "1,2", "--confound-L", "2"]],
+    "05b_low_rank": [["--match-rank", "1", "--head-dims", "1,2"]],
+    "06_allocation": [["--fixed-heads", "1", "--queries", "1"],
                       ["--T", "1"], ["--queries", "3", "--key-dim", "4", "--memory", "3"],
                       ["--key-dim", "4", "--fixed-heads", "1,2,8", "--queries", "2"]],
+    "06a_text_allocation": [["--text-chars", "1"]],
+    "06c_trained_saturation": [["--text-chars", "1"]],
     "07_real_data": [["--parts", "fixed-width", "--width", "4", "--heads", "1,2,8"]],
     "07a_text_retrieval": [["--heads", "1", "--text-T", "2"],
                            ["--text-T", "8", "--batch-size", "1"]],

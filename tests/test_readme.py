@@ -1,16 +1,22 @@
-"""The README and TEACHING.md against the repository: every link resolves, and every default
-run's time they quote (and each script's docstring) is its committed JSON's wall_time_s."""
+"""The front page, the results report and the class plan against the repository: every link
+resolves, every default run's time they quote is its committed JSON's wall_time_s, the numbers
+the front page quotes are their JSON's, and every committed result stays one link away."""
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+import conftest
+
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted(ROOT.glob("0[1-7]_*.py"))
-PAGES = [ROOT / "README.md", ROOT / "TEACHING.md"]
+LESSONS = conftest.LESSONS
+FURTHER = conftest.FURTHER
+PAGES = [ROOT / "README.md", ROOT / "RESULTS.md", ROOT / "TEACHING.md"]
 DURATION = r"(?:(\d+) min(?: (\d+) s)?|(\d+(?:\.\d+)?) s)\b"   # "6 min 6 s", "36 min", "3.5 s"
 TOLERANCE = 0.10   # a quoted time may differ from wall_time_s by at most 10 %
+LESSON_BUDGET_S = 180        # each lesson's default run: at most 3 minutes on 2 cores
+PATH_BUDGET_S = 15 * 60      # the seven lessons together
 
 
 def seconds(match):
@@ -19,28 +25,41 @@ def seconds(match):
     return float(plain) if plain else 60 * int(minutes) + int(rest or 0)
 
 
+def committed(stem):
+    return json.loads((ROOT / "results" / f"{stem}.json").read_text())
+
+
 def wall_time(script):
-    return json.loads((ROOT / "results" / f"{script.stem}.json").read_text())["wall_time_s"]
+    return committed(script.stem)["wall_time_s"]
+
+
+def command(script):
+    """How the pages write the default command: `python 01_x.py`, `python further/02a_x.py`."""
+    return script.relative_to(ROOT).as_posix()
 
 
 def quoted_default_times(script):
-    """[(where, seconds)]: each place that quotes the default run's time of `script`."""
-    name = re.escape(script.name)
-    readme = (ROOT / "README.md").read_text()
-    row = re.search(rf"^\| \[{name}\]\({name}\) \|(.*)$", readme, re.M)
-    assert row, f"README's files table has no row for {script.name}"
-    cells = row.group(1).split(" | ")
-    found = [("README table", seconds(re.fullmatch(DURATION, cells[3].strip()).groups()))]
-    for page in PAGES:   # `python 0N_....py` (6 min 6 s): the bare default command
+    """[(where, seconds)]: each place that quotes the default run's time of `script`: the pages'
+    `python NAME.py` (TIME, the README's path table (lessons), the file's own first paragraph
+    and its commands block (`#     python NAME.py   # ...: TIME`)."""
+    name = re.escape(command(script))
+    found = []
+    for page in PAGES:
         for match in re.finditer(rf"`python {name}` \({DURATION}", page.read_text()):
             found.append((page.name, seconds(match.groups())))
-    docstring = re.search(rf"^    python {name} +#[^\n]*?{DURATION}", script.read_text(), re.M)
-    assert docstring, f"{script.name}'s docstring quotes no time for its default run"
-    found.append((f"{script.name} docstring", seconds(docstring.groups())))
+    if script in LESSONS:
+        row = re.search(rf"^\| \[[^]]+\]\({name}\) \|.*\| ([^|]+) \|$",
+                        (ROOT / "README.md").read_text(), re.M)
+        assert row, f"README's path table has no row for {script.name}"
+        found.append(("README table", seconds(re.fullmatch(DURATION, row.group(1)).groups())))
+    text = script.read_text()
+    block = re.search(rf"^#\s+python {name} +#[^\n]*?{DURATION}", text, re.M)
+    assert block, f"{script.name}'s commands block quotes no time for its default run"
+    found.append((f"{script.name} commands", seconds(block.groups())))
     return found
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("script", LESSONS, ids=lambda path: path.stem)
 def test_quoted_times_are_the_json_wall_time(script):
     measured = wall_time(script)
     for where, quoted in quoted_default_times(script):
@@ -50,26 +69,44 @@ def test_quoted_times_are_the_json_wall_time(script):
 
 
 def test_the_quoting_finds_every_place():
-    """The parser sees the table, the section's command and the docstring (not vacuous)."""
+    """The parser sees the table, the pages' command and the file's own (not vacuous)."""
     places = {where for where, _ in quoted_default_times(ROOT / "02_multihead_model.py")}
-    assert {"README table", "README.md", "TEACHING.md", "02_multihead_model.py docstring"} <= places
+    assert {"README table", "RESULTS.md", "02_multihead_model.py commands"} <= places
 
 
-SIDE_STUDIES = [ROOT / f"{stem}.py" for stem in ("02a_recipe_study", "02b_directions_study",
-                                                "02c_seed_count", "07a_text_retrieval")]
+def test_each_lesson_default_fits_its_budget():
+    """The committed default runs (not this machine): each lesson within 3 minutes on 2 cores,
+    the seven within 15."""
+    times = {script.stem: wall_time(script) for script in LESSONS}
+    assert len(times) == 7
+    assert all(seconds <= LESSON_BUDGET_S for seconds in times.values()), times
+    assert sum(times.values()) <= PATH_BUDGET_S, times
 
 
-@pytest.mark.parametrize("script", SIDE_STUDIES, ids=lambda path: path.stem)
-def test_side_studies_quote_their_json_wall_time(script):
-    """A side study's docstring, and each `python 0Na_....py` (time) in the pages, quote its
-    committed JSON's wall_time_s."""
-    name, measured = re.escape(script.name), wall_time(script)
-    found = [match.groups() for page in PAGES
-             for match in re.finditer(rf"`python {name}` \({DURATION}", page.read_text())]
-    docstring = re.search(rf"^    python {name} +#[^\n]*?{DURATION}", script.read_text(), re.M)
-    assert docstring, f"{script.name}'s docstring quotes no time for its default run"
-    for quoted in [seconds(groups) for groups in found] + [seconds(docstring.groups())]:
-        assert abs(quoted - measured) <= TOLERANCE * measured, (script.name, quoted, measured)
+def test_the_first_screen_holds_the_idea():
+    """A lesson's first cell is its title and one paragraph with its command; the first code
+    cell is a one-line docstring and the imports; the settings follow."""
+    import jupytext
+    for script in LESSONS:
+        cells = jupytext.read(script).cells
+        title = cells[0].source.split("\n\n")
+        assert cells[0].cell_type == "markdown" and title[0].startswith("# 0"), script.name
+        assert len(title) == 2 and f"`python {script.name}`" in title[1], script.name
+        docstring = re.match(r'"""[^\n]*"""\n', cells[1].source)
+        assert docstring, f"{script.name}: the first code cell opens with a one-line docstring"
+        assert "## Settings" in cells[2].source, script.name
+
+
+STUDY_COMMANDS = [script for script in FURTHER if (ROOT / "results" / f"{script.stem}.json").exists()]
+
+
+@pytest.mark.parametrize("script", STUDY_COMMANDS, ids=lambda path: path.stem)
+def test_studies_quote_their_json_wall_time(script):
+    """A study with a committed default run: each `python further/NAME.py` (time) in the pages,
+    and its own commands block, quote its JSON's wall_time_s."""
+    measured = wall_time(script)
+    for where, quoted in quoted_default_times(script):
+        assert abs(quoted - measured) <= TOLERANCE * measured, (script.name, where, quoted)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: path.name)
@@ -80,6 +117,32 @@ def test_links_resolve(page):
     assert local, "no links found: the pattern is wrong"
     missing = [t for t in local if not (page.parent / t).exists()]
     assert not missing, f"{page.name} links to missing files: {missing}"
+
+
+def test_no_placeholder_is_left():
+    """A number still to be filled in after a run (⟨TBD⟩) never lands."""
+    for path in PAGES + LESSONS + FURTHER:
+        assert "⟨TBD⟩" not in path.read_text(), path.name
+
+
+def test_every_committed_result_is_one_link_away():
+    """Every committed results file is named in RESULTS.md or in a going-further study (which
+    replays or quotes it), and every figure the front page used to show stays linked."""
+    cited = (ROOT / "RESULTS.md").read_text() + "".join(p.read_text() for p in FURTHER)
+    unnamed = [path.name for path in sorted((ROOT / "results").glob("*.json"))
+               if path.name not in cited]
+    assert not unnamed, unnamed
+    for figure in FIGURES_ONCE_ON_THE_FRONT_PAGE:
+        assert f"figures/{figure}" in cited, figure
+
+
+# The figures the README showed before it became a front page (they moved to RESULTS.md).
+FIGURES_ONCE_ON_THE_FRONT_PAGE = """01_sequences 02_attention 02_nmse_vs_heads 02_nmse_vs_heads_full
+    02c_seed_count 03_construction 03_lower_bound 03_params_vs_nmse 04_parameter_counts
+    04_trained_routes 05_bounded_logits 05_confound 05_saturation 06_allocations 06_fixed_budget
+    06_ngram_full_parts_f 06_rank_by_layer 06_saturation 07_heads_on_images 07a_law_fit_to_full
+    07a_text_retrieval_full""".split()
+FIGURES_ONCE_ON_THE_FRONT_PAGE = [f"{name}.png" for name in FIGURES_ONCE_ON_THE_FRONT_PAGE]
 
 
 def timetable():
@@ -120,14 +183,66 @@ def test_every_committed_result_was_written_by_the_current_training_loop():
 
 
 def test_every_results_file_the_pages_name_exists():
-    named = {name for page in PAGES + SCRIPTS + SIDE_STUDIES
+    named = {name for page in PAGES + LESSONS + FURTHER
              for name in re.findall(r"(?<!runs/)results/([\w.-]+\.json)", page.read_text())}
     assert named, "the pattern found no results file"
     missing = sorted(name for name in named if not (ROOT / "results" / name).exists())
     assert not missing, missing
 
 
-def test_the_front_page_stays_within_450_lines():
-    """Details live in each file's notebook; the README keeps a line and a link."""
-    assert len((ROOT / "README.md").read_text().splitlines()) <= 450
+def test_the_front_page_is_a_front_page():
+    """Start here, the path, going further, and links: the details live in RESULTS.md."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 130
+    for heading in ("## Start here", "## The path", "## Going further"):
+        assert heading in readme
+    assert "notebooks/01_retrieval_task.ipynb" in readme
+    for script in LESSONS + FURTHER:
+        assert f"]({command(script)})" in readme, f"the front page does not link {script.name}"
 
+
+def path_row(stem):
+    """The README path table's row of a lesson, as one string."""
+    row = re.search(rf"^\| \[[^]]+\]\({stem}\.py\) \|.*$", (ROOT / "README.md").read_text(), re.M)
+    assert row, stem
+    return row.group(0)
+
+
+def interval(entry, digits=2):
+    """A paired difference as the pages write it: +0.22 [+0.19, +0.26]."""
+    low, high = entry["ci95"]
+    return f"{entry['mean']:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]".replace("-", "−")
+
+
+def sci(value):
+    """A number as the pages write it: 8.1e-3 (Python writes 8.1e-03)."""
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def test_the_path_table_quotes_its_json():
+    """Each number of the front page's path table is its lesson's committed JSON, as written."""
+    stats = committed("01_retrieval_task")["target_stats"]
+    assert f"{stats['8']['var']:.2f} (T = 8)" in path_row("01_retrieval_task")
+    assert f"{stats['512']['var']:.2f} (T = 512)" in path_row("01_retrieval_task")
+    nmse = committed("02_multihead_model")["nmse"]
+    for statistic, quoted in (("mean", "2.8–13×"), ("min", "8.9–14×")):
+        drops = [nmse[T]["3"][statistic] / nmse[T]["4"][statistic] for T in nmse]
+        assert f"{min(drops):.2g}–{max(drops):.2g}×" == quoted, (statistic, drops)
+        assert quoted in path_row("02_multihead_model")
+    trained = committed("04_single_head_memorization")["trained"]
+    memorise = trained["memorise"]["4"]["valid_nmse"]
+    one_head = trained["1 head"]["4"]["valid_nmse"]
+    assert f"{sci(memorise)} against {sci(one_head)}" in path_row("04_single_head_memorization")
+    change = committed("05_saturation")["model_side"]["gain_change"]
+    row = path_row("05_saturation")
+    assert interval(change["capped"]["2"]) in row and interval(change["free"]) in row
+    allocation = committed("06_allocation")
+    row = path_row("06_allocation")
+    fixed = allocation["fixed_budget"]["trained"]
+    assert f"{fixed['4']['mean']:.3f} against {fixed['1']['mean']:.3f} at H = 1" in row
+    row = path_row("07_real_data")
+    protocol = committed("07_real_data")["train_gain_with_heads"]["fixed-head-dim"]["64"]
+    full = committed("07_real_data_full")["train_gain_with_heads"]
+    for entry in (protocol, full["fixed-head-dim"]["64"], full["fixed-width"]["64"]):
+        assert interval(entry) in row
