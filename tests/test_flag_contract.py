@@ -12,11 +12,10 @@ flag's type, so a flag added to any script is covered without editing this file.
   then tried, and must be accepted in the end.
 * Full quick runs (in this process, as `python 0X_....py --quick ...` would run; 1-3 s each),
   which must exit 0 and write strict, finite JSON: per script, every size flag at its smallest
-  accepted value at once; every number flag at 1e-9, or at the smallest value its refusal
-  names, at once (a resource limit such as 04's construction size must be affordable at its
+  accepted value and every number flag at 1e-9, or at the smallest value its refusal names, all
+  at once (a resource limit such as 04's construction size must be affordable at its
   boundary); and the combinations that once broke a run (KNOWN_COMBINATIONS) when they are
-  accepted. In
-  the last two every flag whose name ends in "steps" is set to 1, so each run takes seconds.
+  accepted, with every flag whose name ends in "steps" set to 1, so each run takes seconds.
 
 What the scripts' config() refuses before any work, as `prog: error: argument --FLAG: reason[;
 smallest accepted: V] (see --help)` and exit 2:
@@ -213,23 +212,14 @@ def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
 NUMBER_TYPES = (plumbing.positive_float, plumbing.float_list)
 
 
-@pytest.mark.parametrize("script", [script for script in SCRIPTS
-                                    if any(kind in NUMBER_TYPES for _, kind in flags_of(script))])
-def test_every_number_at_its_smallest_at_once(script, tmp_path):
-    """Every rate and scale at 1e-9 (or the smallest value its refusal names) in one run, with
-    every *steps flag at 1: it must finish with finite numbers (one run per script keeps the
-    suite fast; test_every_flag_at_its_edges has checked each flag's refusal on its own)."""
-    argv = ["--quick"] + [item for flag, kind in flags_of(script) if kind in NUMBER_TYPES
-                          for item in (flag, SMALLEST[kind])]
-    accepted, _ = follow_refusals(script, argv, tmp_path)
-    assert accepted, f"{script}: {argv} refused with no smallest accepted value"
-    assert_finite_run(script, [*accepted, *steps_at_one(script)], tmp_path)
-
-
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_every_size_at_its_smallest_at_once(script, tmp_path):
-    argv = ["--quick"] + [item for flag, kind in flags_of(script) if kind in SIZE_TYPES
-                          for item in (flag, "1")]
+def test_every_size_and_number_at_its_smallest_at_once(script, tmp_path):
+    """Every size at 1 and every rate and scale at 1e-9 (or the smallest value its refusal
+    names) in one run: it must finish with finite numbers. One run per script keeps the suite
+    fast; test_every_flag_at_its_edges has checked each flag's refusal on its own."""
+    argv = ["--quick"] + [item for flag, kind in flags_of(script)
+                          if kind in SIZE_TYPES or kind in NUMBER_TYPES
+                          for item in (flag, SMALLEST[kind])]
     accepted, _ = follow_refusals(script, argv, tmp_path)
     assert accepted, f"{script}: {argv} refused with no smallest accepted value"
     assert_finite_run(script, accepted, tmp_path)
