@@ -347,6 +347,12 @@ def replay(path):
             ("script", "config", "device", "torch_version", "python_version", "wall_time_s")}
 
 
+def replay_suffix(args):
+    """The files' suffix of a replay: "_full" when the replayed file is a --full run, so its
+    figures keep the committed names (05_confound_full.png); none otherwise."""
+    return "_full" if args.replay and Path(args.replay).stem.endswith("_full") else ""
+
+
 def stop_in_one_line(kind, error, trace):
     """sys.excepthook of a script: a diverging loss is one line ("stopped: ..."), exit code 1."""
     if issubclass(kind, helpers.NonFiniteLoss):

@@ -233,15 +233,9 @@ def config(argv=None):
     return args
 
 
-def replayed_variant(args):
-    """The files' suffix of a replay: "_full" for the committed --full run (so its figure is
-    05_confound_full.png), none for the default run's."""
-    return "_full" if args.replay and Path(args.replay).stem.endswith("_full") else ""
-
-
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("05a_confound", args, PARTS, replayed_variant(args), ("replay",))
+    run = plumbing.Run("05a_confound", args, PARTS, plumbing.replay_suffix(args), ("replay",))
 
 # %%
 if __name__ == "__main__" and "confound" in args.parts:

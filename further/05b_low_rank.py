@@ -188,15 +188,9 @@ def config(argv=None):
         full="L up to 256, d up to 16, B = 2 and 3", notebook_args=NOTEBOOK_ARGS))
 
 
-def replayed_variant(args):
-    """The files' suffix of a replay: "_full" for the committed --full run (so its figures are
-    05_logit_spread_full.png and 05_truncation_full.png), none for the default run's."""
-    return "_full" if args.replay and Path(args.replay).stem.endswith("_full") else ""
-
-
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("05b_low_rank", args, PARTS, replayed_variant(args), ("replay",))
+    run = plumbing.Run("05b_low_rank", args, PARTS, plumbing.replay_suffix(args), ("replay",))
 
 # %%
 if __name__ == "__main__" and "low_rank" in args.parts:
