@@ -75,20 +75,26 @@ def quick_args(tmp_path):
     return make
 
 
-def run_quick(name, out, *flags):
-    """Run `python NAME.py --quick --device cpu --out OUT FLAGS` in this process (the script's
-    cells top to bottom, as a user's command line runs them); the JSON it wrote."""
-    import json
+def run_in_process(name, *flags):
+    """Run `python NAME.py FLAGS` in this process: the script's cells top to bottom, as a
+    user's command line runs them."""
     import runpy
     import matplotlib
     matplotlib.use("agg")
     saved = sys.argv
     path = helpers.script_path(name)
-    sys.argv = [str(path), "--quick", "--device", "cpu", "--out", str(out), *flags]
+    sys.argv = [str(path), *flags]
     try:
         runpy.run_path(str(path), run_name="__main__")
     finally:
         sys.argv = saved
+
+
+def run_quick(name, out, *flags):
+    """Run `python NAME.py --quick --device cpu --out OUT FLAGS` in this process; the JSON it
+    wrote."""
+    import json
+    run_in_process(name, "--quick", "--device", "cpu", "--out", str(out), *flags)
     written = sorted((Path(out) / "results").glob("*.json"))
     assert len(written) == 1, written
     return json.loads(written[0].read_text())

@@ -1,12 +1,11 @@
 """further/05a_confound.py: the confound target (its coupling's spectrum, a slow loop), the oracle
 on it, the variance split, the JSON format, the replays and its refusals."""
 import math
-import runpy
-import sys
 
 import pytest
 import torch
 
+import conftest
 import helpers
 from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
 
@@ -76,15 +75,7 @@ def test_main_quick_writes_the_documented_format(quick):
 
 def draw(out, path):
     """`python further/05a_confound.py --replay PATH --out OUT` in this process."""
-    import matplotlib
-    matplotlib.use("agg")
-    script = str(helpers.script_path("05a_confound"))
-    saved = sys.argv
-    sys.argv = [script, "--replay", str(path), "--out", str(out), "--device", "cpu"]
-    try:
-        runpy.run_path(script, run_name="__main__")
-    finally:
-        sys.argv = saved
+    conftest.run_in_process("05a_confound", "--replay", str(path), "--out", str(out), "--device", "cpu")
 
 
 @pytest.mark.parametrize("committed, figure, longest", [

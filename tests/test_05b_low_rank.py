@@ -1,12 +1,11 @@
 """further/05b_low_rank.py: the SVD truncation of a head, the measurements of a trained one, the
 study's runs as file 05's part b, the JSON format, the replays and its refusals."""
 import math
-import runpy
-import sys
 
 import pytest
 import torch
 
+import conftest
 import helpers
 from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
 
@@ -71,15 +70,7 @@ def test_main_quick_writes_the_documented_format(quick, notebook_run):
 
 def draw(out, path):
     """`python further/05b_low_rank.py --replay PATH --out OUT` in this process."""
-    import matplotlib
-    matplotlib.use("agg")
-    script = str(helpers.script_path("05b_low_rank"))
-    saved = sys.argv
-    sys.argv = [script, "--replay", str(path), "--out", str(out), "--device", "cpu"]
-    try:
-        runpy.run_path(script, run_name="__main__")
-    finally:
-        sys.argv = saved
+    conftest.run_in_process("05b_low_rank", "--replay", str(path), "--out", str(out), "--device", "cpu")
 
 
 @pytest.mark.parametrize("committed, suffix, largest_d", [
