@@ -95,9 +95,12 @@ def attention_logits(scores, scale, cap=None):
     return logits if cap is None else cap * torch.tanh(logits / cap)       # |s| <= B
 
 
-def attention_weights(scores, scale, cap=None, mask=None):
-    """Softmax over the last axis of attention_logits(...); mask (True = not allowed) last."""
+def attention_weights(scores, scale, cap=None, mask=None, bias=None):
+    """Softmax over the last axis of attention_logits(...); a `bias` added to the logits
+    (06d's learned bias per offset), then mask (True = not allowed) last."""
     logits = attention_logits(scores, scale, cap)
+    if bias is not None:
+        logits = logits + bias
     if mask is not None:
         logits = logits.masked_fill(mask, -math.inf)
     return logits.softmax(dim=-1)

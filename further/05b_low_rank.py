@@ -208,7 +208,8 @@ if __name__ == "__main__" and "low_rank" in args.parts:
 # **The committed default run** (`results/05_saturation_before_split.json`, file 05's default
 # run when it held this part: 5 seeds, 1,500 steps, L = 16 … 128, d = 1, 4, 8). Trained free
 # heads of dimension $r = 8$ raise their largest logit as $L$ grows (8.02 → 9.46 → 10.89 →
-# 12.31), which is what bounded logits forbid; the capped ones stay below $B = 2$ (1.86 → 1.93).
+# 12.31): a cap of $B = 2$ forbids that, though any cap $B \ge 12.31$ would allow it; the capped
+# ones stay below $B = 2$ (1.86 → 1.93).
 # Every cut of the free $d = 8$ heads costs, and more at long $L$: kept rank 1 adds 0.782 to the
 # NMSE at $L = 16$ and 1.026 at $L = 128$, kept rank 7 still 0.026 and 0.112. On this target,
 # whose coupling has rank 8, the trained head uses its whole rank.

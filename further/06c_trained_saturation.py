@@ -2,9 +2,12 @@
 # # 06c · Do trained models saturate? Attention entropy against the context (a study of 06)
 #
 # Paper B (arXiv 2510.03784, §5, Theorem 5.1) gives later layers smaller heads because a softmax
-# over bounded logits flattens as the context L grows; file 05 shows it under such a cap. Do
-# trained character models, whose logits nothing caps, saturate, and do their later layers
-# more? It deepens 06 (its thinner later layers) with 06a's text models and their rank costs.
+# over bounded logits flattens as the context L grows, so that head dimension buys less on long
+# sequences; file 05 shows it under such a cap. This study measures the premise only: does the
+# attention of trained character models, whose logits nothing caps, turn near-uniform as L
+# grows, and that of later layers more? No model here changes its head dimension, so the claim
+# itself is not tested. It deepens 06 (its thinner later layers) with 06a's text models and
+# their rank costs.
 # `python further/06c_trained_saturation.py` (2 min 57 s on 2 cores; the notebook replays 06's
 # committed default run, 8 min 44 s for its parts a–g).
 
@@ -49,6 +52,8 @@ NOTEBOOK_ARGS = "--replay ../results/06_allocation_before_split.json"
 SATURATION_WINDOWS = 64    # held-out windows the attention statistics are averaged over
 SATURATION_SHORTEST = 16   # the smallest context L measured (then L doubles up to T)
 DEEP_LAYERS = 4            # the deeper model's layers, each part b's uniform (2, (p + 2) / 2)
+# the verdicts' words for H(p)/log L at the longest L minus the shortest (per layer)
+ENTROPY_CHANGE = {"below": "H/log L lower at long L", "above": "H/log L higher at long L"}
 
 # %% [markdown]
 # ## g. Does attention saturate when nothing caps the logits?
@@ -68,16 +73,23 @@ DEEP_LAYERS = 4            # the deeper model's layers, each part b's uniform (2
 #   \text{top margin} = \max_s \ell_s - \tfrac{1}{L}\sum_s \ell_s,$$
 #
 # with $\ell_s$ the scaled logits (the softmax ignores a common shift, so the largest logit is
-# read against the row's mean). Saturation would show as a normalised entropy rising towards 1
-# with $L$ and a margin that stays put (bounded logits); a model that keeps picking a few keys
-# has an entropy $H(p)$ that stays put, so $H(p)/\log L$ *falls* with $L$. The models: 06a's part c
-# uniform character models (2 layers, context `text_T`), and a 4-layer model of the same
-# per-layer allocation trained here with a longer context (`deep_T`); each beside its own
-# untrained twin (the same seed's initial weights) and the uniform value 1.
+# read against the row's mean). Saturation would show as attention spread over more and more of
+# the $L$ keys: a normalised entropy rising towards 1. A head that keeps the same few keys in
+# view has an entropy $H(p)$ that stays put, and then $H(p)/\log L$ *falls* with $L$ by
+# construction. So beside it we report the **effective number of keys** $e^{H(p)}$, the exp of
+# the mean entropy over windows, heads and models ($L$ raised to the mean normalised entropy;
+# $L$ for uniform attention, 1 for one key). Logits within $\pm B$ hold the margin to at most
+# $2B$. Here $L$ is the position of the query inside one model trained at one context $T$, not
+# the context of separate models trained at each $L$. The models: 06a's part c uniform character
+# models (2 layers, context `text_T`), and a 4-layer model of the same per-layer allocation
+# trained here with a longer context (`deep_T`); each beside its own untrained twin (the same
+# seed's initial weights) and the uniform value 1.
 #
 # **Against the rank-truncation cost** (06a's part d): if a layer's heads are flatter, a low-rank
 # score should cost them less. Per model, the last layer's entropy minus the first's at $L =$
-# `text_T` beside 06a's part d rank-1 cost difference, and the rank correlation over every head.
+# `text_T` beside 06a's part d rank-1 cost difference, and the rank correlation over every head
+# (Spearman's, with a 95 % interval by Fisher's z: $\tanh(\operatorname{atanh} r \pm
+# 1.96/\sqrt{n - 3})$ over $n$ heads).
 
 # %%
 def normalised_entropy(weights):
@@ -89,6 +101,21 @@ def normalised_entropy(weights):
 def top_margin(logits):
     """logits [..., L] -> the largest minus the mean, [...]."""
     return logits.max(dim=-1).values - logits.mean(dim=-1)
+
+
+def effective_keys(lengths, entropy):
+    """The effective number of keys exp H(p) from mean normalised entropies H(p) / log L, one per
+    L: L ** entropy (exp of the mean entropy in nats; uniform attention over L keys gives L)."""
+    return [L ** value for L, value in zip(lengths, entropy)]
+
+
+def fisher_interval(r, n):
+    """The 95 % interval of a correlation r over n pairs by Fisher's z:
+    tanh(atanh(r) -+ 1.96 / sqrt(n - 3)); None for n <= 3 or |r| = 1."""
+    if n <= 3 or abs(r) >= 1:
+        return None
+    z, half = math.atanh(r), 1.96 / math.sqrt(n - 3)
+    return [math.tanh(z - half), math.tanh(z + half)]
 
 
 @torch.no_grad()
@@ -159,11 +186,13 @@ def saturation_summary(profiles):
             mean_over_heads(profile, layer, statistic, at) for profile in profiles[kind])
             for at in range(len(profiles["L"]))] for statistic in ("entropy", "margin")}
             for layer in layers}
+        for layer in layers:
+            summary[kind][layer]["effective_keys"] = effective_keys(
+                profiles["L"], summary[kind][layer]["entropy"])
     if len(profiles["trained"]) >= 2:
         summary["entropy_longest_minus_shortest"] = {layer: helpers.paired_difference(
             [mean_over_heads(p, layer, "entropy", -1) - mean_over_heads(p, layer, "entropy", 0)
-             for p in profiles["trained"]], below="flatter at short L (no saturation)",
-            above="flatter at long L (saturation)") for layer in layers}
+             for p in profiles["trained"]], **ENTROPY_CHANGE) for layer in layers}
         summary["entropy_last_minus_first_layer"] = helpers.paired_difference(
             [mean_over_heads(p, layers[-1], "entropy", -1) - mean_over_heads(p, "1", "entropy", -1)
              for p in profiles["trained"]], below="the first layer is flatter",
@@ -211,6 +240,8 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
         "entropy_per_head": entropy, "rank_1_cost_per_head": cost,
         "spearman": float(correlation.statistic) if varied else None,
         "p_value": float(correlation.pvalue) if varied else None,
+        "spearman_ci95": fisher_interval(float(correlation.statistic), len(entropy))
+        if varied else None,
         "entropy_last_minus_first": result["2 layers (part c)"].get(
             "entropy_last_minus_first_layer"),
         "rank_1_last_minus_first": rank_by_layer["rank_1_last_minus_first_layer"],
@@ -219,23 +250,32 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
 
 
 def plot_saturation(result, args):
-    """Part g: normalised entropy (top) and top margin (bottom) against L, one column per model
-    kind, one colour per layer; trained solid, untrained dashed, uniform attention grey."""
+    """Part g: normalised entropy (top), the effective number of keys exp H (middle, log axes)
+    and the top margin (bottom) against L, one column per model kind, one colour per layer;
+    trained solid, untrained dashed, uniform attention grey (1, and L keys)."""
     kinds = [name for name in result["saturation"] if name != "tie_to_rank"]
-    figure, axes = plt.subplots(2, len(kinds), figsize=(5.4 * len(kinds), 7), squeeze=False)
+    figure, axes = plt.subplots(3, len(kinds), figsize=(5.4 * len(kinds), 10), squeeze=False)
+    rows = (("entropy", "normalised entropy H(p) / log L"),
+            ("effective_keys", "effective keys exp H(p)"), ("margin", "top logit minus the mean"))
     for column, name in enumerate(kinds):
         entry = result["saturation"][name]
-        for row, (statistic, label) in enumerate((("entropy", "normalised entropy H(p) / log L"),
-                                                  ("margin", "top logit minus the mean"))):
+        for row, (statistic, label) in enumerate(rows):
             axis = axes[row, column]
             for index, layer in enumerate(entry["trained"]):
-                axis.semilogx(entry["L"], entry["trained"][layer][statistic], "o-",
-                              color=f"C{index}", label=f"layer {layer}, trained", base=2)
-                axis.semilogx(entry["L"], entry["untrained"][layer][statistic], "--",
-                              color=f"C{index}", label=f"layer {layer}, untrained", base=2)
+                for kind, style in (("trained", "o-"), ("untrained", "--")):
+                    values = entry[kind][layer]["entropy"]
+                    values = effective_keys(entry["L"], values) \
+                        if statistic == "effective_keys" else entry[kind][layer][statistic]
+                    axis.semilogx(entry["L"], values, style, color=f"C{index}",
+                                  label=f"layer {layer}, {kind}", base=2)
             if statistic == "entropy":
                 axis.axhline(entry["uniform"], color="grey", lw=0.8, label="uniform attention")
                 axis.set_ylim(0, 1.05)
+            if statistic == "effective_keys":
+                axis.plot(entry["L"], entry["L"], color="grey", lw=0.8, label="uniform: L keys")
+                axis.set_yscale("log", base=2)
+                helpers.label_log_axis(axis, [2 ** k for k in range(
+                    1, math.ceil(math.log2(entry["L"][-1])) + 1)], which="y")
             helpers.label_log_axis(axis, entry["L"])
             axis.set_xlabel("context L (keys)"), axis.set_ylabel(label)
             axis.set_title(name, fontsize=9)
@@ -245,29 +285,47 @@ def plot_saturation(result, args):
 
 
 def report_saturation(result, args):
-    """Part g: per model kind and layer, both statistics at each L [untrained], the paired
-    verdicts, and the tie with part d's rank-1 cost."""
+    """Part g: per model kind and layer, the statistics at each L [untrained], how much the top
+    margin grows and the cap that would allow it, the paired verdicts, and the tie with part d's
+    rank-1 cost (Spearman, with its Fisher-z interval)."""
     for name, entry in result["saturation"].items():
         if name == "tie_to_rank":
             continue
-        print(f"g. {name}: normalised entropy H(p)/log L and top margin, mean over heads and "
-              f"models [untrained twin]; uniform attention = 1")
+        print(f"g. {name}: normalised entropy H(p)/log L, effective keys exp H(p) and top "
+              f"margin, mean over heads and models [untrained twin]; uniform attention = 1, "
+              f"L keys")
         for layer in entry["trained"]:
             trained, untrained = entry["trained"][layer], entry["untrained"][layer]
+            keys = effective_keys(entry["L"], trained["entropy"])
+            keys_untrained = effective_keys(entry["L"], untrained["entropy"])
             print(f"   layer {layer}: " + "  ".join(
-                f"L={L}: {e:.2f} [{u:.2f}], margin {m:.1f}" for L, e, u, m in zip(
-                    entry["L"], trained["entropy"], untrained["entropy"], trained["margin"])))
+                f"L={L}: {e:.2f} [{u:.2f}], {k:.1f} keys [{ku:.1f}], margin {m:.1f} [{mu:.1f}]"
+                for L, e, u, k, ku, m, mu in zip(
+                    entry["L"], trained["entropy"], untrained["entropy"], keys, keys_untrained,
+                    trained["margin"], untrained["margin"])))
+        growth = {kind: [margin[-1] / margin[0] for margin in (
+            entry[kind][layer]["margin"] for layer in entry[kind]) if margin[0] > 0]
+            for kind in ("trained", "untrained")}              # a margin of 0 cannot grow by x
+        shown = "; ".join(f"x{min(ratios):.1f} to x{max(ratios):.1f} {kind}"
+                          for kind, ratios in growth.items() if ratios)
+        largest = max(max(entry["trained"][layer]["margin"]) for layer in entry["trained"])
+        print(f"   top margin, L = {entry['L'][0]} -> {entry['L'][-1]}: {shown or 'no ratio'}; "
+              f"logits within +-B allow a margin up to 2B, so the largest mean margin, "
+              f"{largest:.1f}, fits any cap B >= {largest / 2:.1f}")
         for layer, pair in entry.get("entropy_longest_minus_shortest", {}).items():
             print("   " + helpers.describe_difference(
-                f"layer {layer}: entropy at L = {entry['L'][-1]} minus L = {entry['L'][0]}",
-                pair))
+                f"layer {layer}: H/log L at L = {entry['L'][-1]} minus L = {entry['L'][0]}",
+                helpers.paired_difference(pair["per_seed"], **ENTROPY_CHANGE)))
         if "entropy_last_minus_first_layer" in entry:
             print("   " + helpers.describe_difference(
-                f"entropy at L = {entry['L'][-1]}, last layer minus first",
+                f"H/log L at L = {entry['L'][-1]}, last layer minus first",
                 entry["entropy_last_minus_first_layer"]))
     tie = result["saturation"]["tie_to_rank"]
+    interval = None if tie["spearman"] is None else \
+        fisher_interval(tie["spearman"], len(tie["entropy_per_head"]))
+    shown = "" if interval is None else f", 95% Fisher z [{interval[0]:+.2f}, {interval[1]:+.2f}]"
     correlation = "undefined (a constant list)" if tie["spearman"] is None else \
-        f"{tie['spearman']:+.2f} (p = {tie['p_value']:.2f})"
+        f"{tie['spearman']:+.2f} (p = {tie['p_value']:.2f}{shown})"
     print(f"   2-layer models, over {len(tie['entropy_per_head'])} heads: Spearman rank correlation"
           f" of entropy at L = T with the rank-1 truncation cost {correlation}")
     print("   " + helpers.describe_difference("rank-1 cost, last layer minus first (part d)",
@@ -319,42 +377,56 @@ if __name__ == "__main__" and "g" in args.parts:
 # %% [markdown]
 # **What we saw** (06's committed default run, drawn by the cell above: 06a's part c uniform
 # 2-layer models, 3 seeds, T = 64; the 4-layer models, 2 seeds, T = 128; 1,000 steps each).
-# Normalised entropy, mean over heads and seeds, from the shortest to the longest L [the
-# untrained twins]:
+# Means over heads and seeds, from L = 16 to the longest L (64 and 128), of the normalised
+# entropy, the effective number of keys and the top margin, trained and untrained:
 #
-# | model, layer | entropy, L = 16 → longest | untrained | top margin, L = 16 → longest | entropy change, 95 % t |
-# |---|---|---|---|---|
-# | 2 layers, 1 | 0.49 → 0.33 | 0.88 → 0.91 | 6.0 → 20.7 | −0.160 [−0.343, +0.023] |
-# | 2 layers, 2 | 0.63 → 0.49 | 0.90 → 0.91 | 3.4 → 7.6 | **−0.137 [−0.265, −0.010]** |
-# | 4 layers, 1 | 0.78 → 0.55 | 0.87 → 0.91 | 2.5 → 11.1 | −0.229 [−0.509, +0.051] |
-# | 4 layers, 2 | 0.60 → 0.35 | 0.87 → 0.92 | 4.0 → 23.9 | **−0.251 [−0.389, −0.112]** |
-# | 4 layers, 3 | 0.61 → 0.41 | 0.88 → 0.92 | 3.8 → 17.1 | **−0.207 [−0.393, −0.022]** |
-# | 4 layers, 4 | 0.60 → 0.41 | 0.90 → 0.94 | 3.7 → 13.7 | −0.190 [−0.598, +0.219] |
+# | model, layer | H/log L, L = 16 → longest | keys e^H | untrained: H/log L, keys | top margin | untrained margin | H/log L change, 95 % t |
+# |---|---|---|---|---|---|---|
+# | 2 layers, 1 | 0.49 → 0.33 | 3.9 → 3.9 | 0.88 → 0.91, 11 → 43 | 6.0 → 20.7 | 1.4 → 1.8 | −0.160 [−0.343, +0.023] |
+# | 2 layers, 2 | 0.63 → 0.49 | 5.7 → 7.7 | 0.90 → 0.91, 12 → 45 | 3.4 → 7.6 | 1.3 → 1.7 | **−0.137 [−0.265, −0.010]** |
+# | 4 layers, 1 | 0.78 → 0.55 | 8.7 → 14.4 | 0.87 → 0.91, 11 → 82 | 2.5 → 11.1 | 1.5 → 2.0 | −0.229 [−0.509, +0.051] |
+# | 4 layers, 2 | 0.60 → 0.35 | 5.3 → 5.4 | 0.87 → 0.92, 11 → 89 | 4.0 → 23.9 | 1.5 → 1.9 | **−0.251 [−0.389, −0.112]** |
+# | 4 layers, 3 | 0.61 → 0.41 | 5.5 → 7.2 | 0.88 → 0.92, 11 → 87 | 3.8 → 17.1 | 1.5 → 2.0 | **−0.207 [−0.393, −0.022]** |
+# | 4 layers, 4 | 0.60 → 0.41 | 5.2 → 7.2 | 0.90 → 0.94, 12 → 96 | 3.7 → 13.7 | 1.3 → 1.7 | −0.190 [−0.598, +0.219] |
 #
-# - **g**: **the trained models do not saturate.** In every layer of both models the attention
-#   gets *sharper* relative to $\log L$ as the context grows, clearly (by a paired interval) in 3
-#   of the 6 layers and in none the other way. Their untrained twins sit near uniform and drift
-#   towards it. The top logit's margin over the row's mean grows 2–6× from L = 16 to the longest
-#   L in every layer, which bounded logits would forbid: nothing caps these logits, and the
-#   models use that to keep a few keys in view. No layer order is clear. In the 2-layer models
-#   the last layer is flatter than the first at L = 64 (+0.161 [−0.096, +0.418]); in the 4-layer
-#   ones the first is the flattest (last − first −0.144 [−2.392, +2.104], 2 seeds). Over the 12
-#   heads of the 2-layer models, entropy and 06a's part d rank-1 cost are unrelated (Spearman +0.16,
-#   p = 0.62). So paper B's reason for thinner later layers, a saturated softmax, does not show
-#   in these models, early or late. Whether later layers can be thinner for another reason is
-#   06's part b thinning test (no clear difference).
+# - **g**: **near-uniform attention, the premise of saturation, does not show in these models
+#   at L = 16 … 128.** $H(p)/\log L$ falls as $L$ grows in every layer of both models, clearly
+#   (by a paired interval) in 3 of the 6 layers and in none the other way; but the effective
+#   number of keys $e^{H}$ stays flat or rises (means over seeds and heads: 3.9 → 3.9 and 5.7 →
+#   7.7 keys while $L$ grows 4×, 8.7 → 14.4, 5.3 → 5.4, 5.5 → 7.2 and 5.2 → 7.2 while it grows
+#   8×; no interval, as the run kept per-seed values of $H(p)/\log L$'s change only). So the
+#   fall of $H(p)/\log L$ is mostly its denominator: the trained heads keep 4–14 keys in view at
+#   the longest $L$, where their untrained twins spread over 43–96. Paper B's claim itself, that
+#   head dimension buys less at long $L$, is not tested here: each model has one head dimension,
+#   and $L$ is the query's position inside a model trained at one $T$.
+# - The top logit's margin over the row's mean grows 2.3–6.0× from L = 16 to the longest L in the
+#   trained models and 1.2–1.4× in their untrained twins, so some of the growth comes with $L$
+#   alone. Logits within $\pm B$ allow a margin up to $2B$: the largest mean margin, 23.9 (4
+#   layers, layer 2, L = 128), fits any cap $B \ge 12$, so these margins rule out a small cap
+#   such as file 05's $B = 2$, not bounded logits.
+# - No layer order is separated: last − first layer +0.161 [−0.096, +0.418] in the 2-layer models
+#   at L = 64, −0.144 [−2.392, +2.104] in the 4-layer ones at L = 128 (2 seeds); both intervals
+#   hold 0.
+# - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part d
+#   rank-1 cost is detected: Spearman +0.16 (p = 0.62), 95 % interval by Fisher's z [−0.46,
+#   +0.67], which also holds a moderate association of either sign.
+#
+# So the premise of paper B's reason for thinner later layers, a softmax turned near-uniform,
+# does not show in these models, early or late, at these contexts. Whether later layers can be
+# thinner for another reason is 06's part b thinning test (no clear difference).
 
 # %% [markdown]
 # ## Summary beside the paper
 #
 # | claim | paper B | ours (06's default run) | where we differ |
 # |---|---|---|---|
-# | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | normalised entropy falls with L in every layer (clearly in 3 of 6), the top margin grows 2–6×; untrained twins 0.87–0.94 | nothing caps our logits: the trained models do not saturate |
-# | later layers saturate more (reviewer 1's question) | not shown | no layer order is clear (2 layers: last − first +0.161 [−0.096, +0.418]; 4 layers: −0.144 [−2.392, +2.104]) | — |
-# | flatter heads tolerate a lower rank (our tie to 06a's part d) | — | Spearman +0.16 (p = 0.62) over 12 heads | unrelated here |
+# | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer (clearly in 3 of 6) while the effective keys e^H stay flat or rise (3.9–16.1 keys at every L, means); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
+# | later layers saturate more (reviewer 1's question) | not shown | no layer order separated (2 layers: last − first +0.161 [−0.096, +0.418]; 4 layers: −0.144 [−2.392, +2.104]) | — |
+# | flatter heads tolerate a lower rank (our tie to 06a's part d) | — | Spearman +0.16 (p = 0.62; Fisher z [−0.46, +0.67]) over 12 heads | no association detected; the interval holds one of either sign |
 #
-# Paper B's reason for thinner later layers does not show in these models; whether later
-# layers can be thinner for another reason is 06's part b thinning test (no clear difference).
+# The premise of paper B's reason for thinner later layers, near-uniform attention, does not
+# show in these models at these contexts; whether later layers can be thinner for another reason
+# is 06's part b thinning test (no clear difference).
 
 # %% [markdown]
 # ## Commands and files
@@ -365,7 +437,9 @@ if __name__ == "__main__" and "g" in args.parts:
 #
 # The replay draws 06's committed default run again (seconds). Output (under runs/, which git
 # ignores; `--out .` refreshes the committed files): `results/06c_trained_saturation.json` with
-# `saturation` (g); `figures/06_saturation.png`.
+# `saturation` (g); `figures/06_saturation.png`. A run stores per layer `effective_keys` beside
+# `entropy` and `margin`, and the Spearman correlation's `spearman_ci95`; the report and the
+# figure compute both from `entropy` and `spearman`, so a replay of an older file shows them too.
 
 # %% [markdown]
 # ## The run's file

@@ -31,33 +31,117 @@ def test_ngram_target_by_a_slow_loop_over_t_and_j():
     assert float(variance) == pytest.approx(1.0, abs=0.1)                   # scaled to 1
 
 
-def exact_lag_heads(x, matrices, head_dim):
-    """The hand-built model: the residual carries x_t; for each lag j = 1, 2, 3, ceil(p / d)
-    heads with a one-hot weight on position t - j, each carrying d of its coordinates; the
-    read-out sum_j A_j x_{t-j} from what arrived."""
-    n, seq_len, dim = x.shape
-    y = x @ matrices[0].T
-    for lag in range(1, study.NGRAM_LAGS):
-        weights = torch.zeros(seq_len, seq_len)
-        for t in range(lag, seq_len):
-            weights[t, t - lag] = 1.0                                       # exact position
-        pieces = [weights @ x[..., first:first + head_dim]                  # one head each
-                  for first in range(0, dim, head_dim)]
-        y = y + torch.cat(pieces, dim=-1)[..., :dim] @ matrices[lag].T
-    return y
+X, POSITION, EMPTY, LAGGED = 0, 4, 8, 9   # the residual's coordinates (see below)
 
 
-@pytest.mark.parametrize("budget, heads", [(32, 4), (32, 8), (32, 16), (16, 8), (64, 32)])
+def exact_lag_model(n_heads, head_dim, scale, seq_len=12, width=32):
+    """The hand-built reference inside the study's own NGramModel (float64), weights set by hand.
+    The residual carries x_t (coordinates 0-3), scale * (cos wt, sin wt, -cos wt, -sin wt)
+    (4-7, mean 0, so the layer norms' std is about scale * sqrt(2 / width) at every t), a
+    coordinate that stays 0 (8: every reading row's weights sum to 0 through it, so the norms'
+    mean drops out) and the fetched lags (9-20). Piece k of the lags' coordinates (lag j, up to d
+    of them) goes to head k, whose score scale * cos(w (s - t + j)) peaks at s = t - j; pieces
+    beyond n_heads are not carried. The MLP is zero; the read-out applies sum_j A_j. As the
+    scale grows the norms' dependence on x and the weight off t - j both vanish."""
+    assert head_dim >= 2, "the cosine score needs two dimensions"
+    p, lags = study.NGRAM_DIM, study.NGRAM_LAGS
+    model = study.NGramModel(n_heads, head_dim, width, seq_len).double()
+    omega, t = 2 * math.pi / seq_len, torch.arange(seq_len, dtype=torch.double)
+    sigma = scale * math.sqrt(2 / width)            # the layer norms' std, x aside
+
+    def reading(weights):                           # a row over the residual, weights sum to 0
+        row = torch.zeros(width, dtype=torch.double)
+        for coordinate, weight in weights.items():
+            row[coordinate] += weight
+        row[EMPTY] -= row.sum()
+        return row
+
+    cos = reading({POSITION: 0.5, POSITION + 2: -0.5}) * sigma / scale   # LN(u) . cos ~ cos wt
+    sin = reading({POSITION + 1: 0.5, POSITION + 3: -0.5}) * sigma / scale
+    pieces = [(lag, first) for lag in range(1, lags) for first in range(0, p, head_dim)]
+    matrices = study.ngram_matrices().double()
+    block = model.block
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.zero_()
+        block.norm_attention.weight.fill_(1.0)
+        block.norm_mlp.weight.fill_(1.0)
+        model.norm.weight.fill_(1.0)
+        model.embed.weight[X:X + p] = torch.eye(p, dtype=torch.double)
+        model.position[:, POSITION:POSITION + 4] = scale * torch.stack(
+            [torch.cos(omega * t), torch.sin(omega * t), -torch.cos(omega * t),
+             -torch.sin(omega * t)], dim=1)
+        for head, (lag, first) in enumerate(pieces[:n_heads]):
+            c, s = math.cos(omega * lag), math.sin(omega * lag)    # rotate back by lag steps
+            rotated = math.sqrt(head_dim) * scale   # cancels the 1/sqrt(d) logit scale
+            block.W_Q[head, 0] = rotated * (c * cos + s * sin)       # cos(w (t - lag))
+            block.W_Q[head, 1] = rotated * (c * sin - s * cos)       # sin(w (t - lag))
+            block.W_K[head, 0], block.W_K[head, 1] = cos, sin
+            for i in range(min(head_dim, p - first)):
+                block.W_V[head, i] = sigma * reading({X + first + i: 1.0})          # x_s
+                block.W_O.weight[LAGGED + (lag - 1) * p + first + i, head * head_dim + i] = 1.0
+        for o in range(p):
+            weights = {X + i: float(matrices[0, o, i]) for i in range(p)}
+            weights.update({LAGGED + (lag - 1) * p + i: float(matrices[lag, o, i])
+                            for lag in range(1, lags) for i in range(p)})
+            model.out.weight[o] = sigma * reading(weights)
+    return model
+
+
+def exact_lag_errors(n_heads, head_dim, scales=(10, 100, 1000)):
+    """The hand-built model's NMSE on the linear task at each scale (fixed sample)."""
+    x = torch.randn(100, 12, study.NGRAM_DIM, dtype=torch.double,
+                    generator=torch.Generator().manual_seed(0))
+    y = study.ngram_target(x, study.ngram_matrices().double(), "linear")
+    with torch.no_grad():
+        return [study.ngram_nmse(exact_lag_model(n_heads, head_dim, scale)(x), y)
+                for scale in scales]
+
+
+@pytest.mark.parametrize("budget, heads", [(16, 4), (32, 4), (32, 8), (32, 16), (16, 8),
+                                           (64, 32)])
 def test_the_exact_lag_reference_is_exact_where_the_heads_can_carry_every_lag(budget, heads):
+    """Built in the model with `heads` heads of dimension budget / heads, its error falls to 0 as
+    the scale grows; the reference says 0 there, and None at d = 1."""
     head_dim = budget // heads
-    assert 3 * math.ceil(study.NGRAM_DIM / head_dim) <= heads and head_dim >= 2
-    matrices = study.ngram_matrices()
-    x = torch.randn(50, 12, study.NGRAM_DIM)
-    y = study.ngram_target(x, matrices, "linear")
-    assert study.ngram_nmse(exact_lag_heads(x, matrices, head_dim), y) < 1e-10
+    errors = exact_lag_errors(heads, head_dim)
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-8, errors
     assert study.ngram_reference(budget, heads) == 0.0
     assert study.task_reference("tanh", budget, heads) == 0.0
-    assert study.ngram_reference(budget, budget) is None      # d = 1: no exact head
+    assert study.ngram_reference(budget, budget) is None      # d = 1: lags 2 and 3 not exact
+
+
+@pytest.mark.parametrize("budget, heads", [(16, 2), (32, 2), (8, 4)])
+def test_too_few_heads_leave_a_lag_out_at_every_scale(budget, heads):
+    """Fewer heads than 3 ceil(p / d) leave a piece of a lag behind: the same construction
+    stays far from 0, and the reference is not 0 there."""
+    assert heads < 3 * math.ceil(study.NGRAM_DIM / (budget // heads))
+    assert min(exact_lag_errors(heads, budget // heads)) > 0.05
+    assert study.ngram_reference(budget, heads) != 0.0
+
+
+@pytest.mark.parametrize("lag", [1, 2, 3])
+def test_a_rank_1_score_attends_exactly_to_lag_1_and_to_no_longer_lag(lag):
+    """d = 1: the score is a_t b_s, and as its scale grows a head attends to the largest b_s
+    among s <= t (a_t > 0) or the smallest (a_t < 0; a_t = 0 is uniform). Over every strict
+    order of b_0 ... b_{T-1} and every sign of a_t (T = lag + 3), some choice picks s = t - lag
+    at every t >= lag only for lag 1; there a_t = (-1)^(t+1), b_s = (-1)^s s does it, through
+    the model's own softmax and causal mask."""
+    import itertools
+    seq_len = lag + 3
+
+    def picks(rank, signs):
+        return all((max if sign > 0 else min)(range(t + 1), key=rank.__getitem__) == t - lag
+                   for t, sign in zip(range(lag, seq_len), signs))
+
+    found = any(picks(rank, signs) for rank in itertools.permutations(range(seq_len))
+                for signs in itertools.product((1, -1), repeat=seq_len - lag))
+    assert found == (lag == 1)
+    steps = torch.arange(8, dtype=torch.double)
+    a, b = (-1.0) ** (steps + 1), (-1.0) ** steps * steps
+    weights = helpers.attention_weights(a[:, None] * b[None, :], 50.0,
+                                        mask=study.allocation.causal_mask(8, 1))   # [T, T]
+    assert torch.all(weights[torch.arange(1, 8), torch.arange(0, 7)] > 1 - 1e-12)
 
 
 def test_the_lag_averaging_reference_against_least_squares():

@@ -32,6 +32,20 @@ def test_normalised_entropy_and_top_margin():
     assert study.context_lengths(100) == [16, 32, 64, 100]
 
 
+def test_effective_keys_and_the_fisher_interval():
+    """exp H from H / log L: L keys for uniform attention, 1 for one key, k for k equal keys;
+    Fisher's z interval against its formula, holding r, and None where it is undefined."""
+    half = torch.zeros(64)
+    half[:8] = 1 / 8                                                       # 8 equal keys
+    entropy = [1.0, 0.0, float(study.normalised_entropy(half))]
+    assert study.effective_keys([16, 32, 64], entropy) == pytest.approx([16, 1, 8])
+    low, high = study.fisher_interval(0.16, 12)
+    assert (low, high) == pytest.approx((math.tanh(math.atanh(0.16) - 1.96 / 3),
+                                         math.tanh(math.atanh(0.16) + 1.96 / 3)))
+    assert low < 0 < 0.16 < high
+    assert study.fisher_interval(0.5, 3) is None and study.fisher_interval(1.0, 12) is None
+
+
 def test_the_attention_profile_reads_the_model_own_attention(monkeypatch):
     """Part g's entropies and margins against the weights and logits the model itself computes
     in its forward pass (captured from helpers.attention_weights), row L - 1 over keys 0 .. L - 1."""
