@@ -208,19 +208,23 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # | 32, **4** | 2.97e-5 [2.07e-5, 3.86e-5] | 4.8e-5 | 2.97e-5 → 2.08e-5 → **1.63e-5** | **3.4e-7** |
 # | 32, 5 | 2.92e-5 [1.92e-5, 3.93e-5] | 4.9e-6 | 2.92e-5 → 1.98e-5 → 1.79e-5 | 3.2e-7 (n = 7) |
 #
-# **Up to 8 seeds, the seed count explains little of the gap at h = D = 4**, where Table 3's
-# model is ours. Going from 3 seeds (file 02 `--full`) to 8 lowers the expected minimum 1.2×
-# (T = 8) and 1.3× (T = 32): 8 % and 6 % of the gap to Table 3 on a log scale. Table 3's minima
-# lie 9.4× and 48× below the lowest of our 8 seeds, so no number of seeds up to 8 reaches them;
-# what more seeds would do is not measured. The spread over seeds says it more directly: Table
-# 2's std/mean at h = 4 is 2.5 (T = 8) and 4.8 (T = 32), ours 0.71 and 0.36 (sample std over 8
-# seeds). Our means at h = 4 are, by contrast, *below* Table 2's (whose 6.1e-5 and 4.8e-5 are
-# above our intervals). The paper's own tables put its h = 4 minimum 46× (T = 8) and 141×
-# (T = 32) below its mean; our minimum over 8 seeds sits 2.4× and 1.8× below ours. A minimum that
-# far below the mean needs a much wider spread over seeds than ours, a different recipe, or many
-# more seeds. Our runs cannot tell these apart. At h = 5 the T = 8 curve falls more steeply,
-# 7.3× from k = 1 to 8; one seed of 8 (1.2e-4, 2.9× the next worst) is part of that: without it
-# the mean of the other 7 is 4.5× their lowest.
+# **Up to 8 seeds, the seed count explains little of the gap at h = D = 4**, where Table 3's model
+# is ours. Going from 3 seeds (file 02 `--full`) to 8 lowers the expected minimum 1.2× (T = 8) and
+# 1.3× (T = 32): 8 % and 6 % of the gap to Table 3 on a log scale. Table 3's minima lie 9.4× and
+# 48× below the lowest of our 8 seeds, so no number of seeds up to 8 reaches them; what more seeds
+# would do is not measured. The spread differs: Table 2's std/mean at h = 4 is 2.5 (T = 8), 4.8
+# (T = 32) and 6.4 (T = 64), ours 0.71 and 0.36 (sample std over 8 seeds). Over n non-negative
+# errors std/mean is at most √n with the sample std (divisor n − 1) and √(n − 1) with the
+# population std, both reached when one error is non-zero and the rest zero; the paper does not
+# say which std its ± is. Table 2's 2.5 then needs at least 7 seeds (8 with the population std),
+# its 4.8 at least 23 (24) and its 6.4 at least 41 (42): either the paper ran more seeds than our
+# 8, or its ± is not a spread over seeds. Our means at h = 4 are, by contrast, *below* Table 2's
+# (whose 6.1e-5 and 4.8e-5 are above our intervals). The paper's own tables put its h = 4 minimum
+# 46× (T = 8) and 141× (T = 32) below its mean; our minimum over 8 seeds sits 2.4× and 1.8× below
+# ours. A minimum that far below the mean needs a much wider spread over seeds than ours, a
+# different recipe, or many more seeds. Our runs cannot tell these apart. At h = 5 the T = 8 curve
+# falls more steeply, 7.3× from k = 1 to 8; one seed of 8 (1.2e-4, 2.9× the next worst) is part of
+# that: without it the mean of the other 7 is 4.5× their lowest.
 
 # %% [markdown]
 # ## Commands and files

@@ -88,8 +88,10 @@ ENTROPY_CHANGE = {"below": "H/log L lower at long L", "above": "H/log L higher a
 # **Against the rank-truncation cost** (06a's part d): if a layer's heads are flatter, a low-rank
 # score should cost them less. Per model, the last layer's entropy minus the first's at $L =$
 # `text_T` beside 06a's part d rank-1 cost difference, and the rank correlation over every head
-# (Spearman's, with a 95 % interval by Fisher's z: $\tanh(\operatorname{atanh} r \pm
-# 1.96/\sqrt{n - 3})$ over $n$ heads).
+# (Spearman's, with an approximate 95 % interval by Fisher's z and Spearman's usual standard
+# error: $\tanh(\operatorname{atanh} r \pm 1.96\sqrt{1.06/(n - 3)})$ over $n$ heads). It treats
+# the heads as independent; they come from a few models and are not, so the true interval is at
+# least this wide.
 
 # %%
 def normalised_entropy(weights):
@@ -110,11 +112,12 @@ def effective_keys(lengths, entropy):
 
 
 def fisher_interval(r, n):
-    """The 95 % interval of a correlation r over n pairs by Fisher's z:
-    tanh(atanh(r) -+ 1.96 / sqrt(n - 3)); None for n <= 3 or |r| = 1."""
+    """The approximate 95 % interval of a Spearman correlation r over n independent pairs by
+    Fisher's z with Spearman's usual standard error: tanh(atanh(r) -+ 1.96 sqrt(1.06 / (n - 3)));
+    None for n <= 3 or |r| = 1."""
     if n <= 3 or abs(r) >= 1:
         return None
-    z, half = math.atanh(r), 1.96 / math.sqrt(n - 3)
+    z, half = math.atanh(r), 1.96 * math.sqrt(1.06 / (n - 3))
     return [math.tanh(z - half), math.tanh(z + half)]
 
 
@@ -287,7 +290,7 @@ def plot_saturation(result, args):
 def report_saturation(result, args):
     """Part g: per model kind and layer, the statistics at each L [untrained], how much the top
     margin grows and the cap that would allow it, the paired verdicts, and the tie with part d's
-    rank-1 cost (Spearman, with its Fisher-z interval)."""
+    rank-1 cost (Spearman, with its approximate Fisher-z interval)."""
     for name, entry in result["saturation"].items():
         if name == "tie_to_rank":
             continue
@@ -321,12 +324,15 @@ def report_saturation(result, args):
                 f"H/log L at L = {entry['L'][-1]}, last layer minus first",
                 entry["entropy_last_minus_first_layer"]))
     tie = result["saturation"]["tie_to_rank"]
-    interval = None if tie["spearman"] is None else \
-        fisher_interval(tie["spearman"], len(tie["entropy_per_head"]))
-    shown = "" if interval is None else f", 95% Fisher z [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+    heads, models = len(tie["entropy_per_head"]), len(tie["rank_1_last_minus_first"]["per_seed"])
+    interval = None if tie["spearman"] is None else fisher_interval(tie["spearman"], heads)
+    shown = "" if interval is None else (
+        f", approximate 95% Fisher z [{interval[0]:+.2f}, {interval[1]:+.2f}]: the {heads} heads "
+        f"come from {models} models and are not independent, so the true interval is at least "
+        f"this wide")
     correlation = "undefined (a constant list)" if tie["spearman"] is None else \
         f"{tie['spearman']:+.2f} (p = {tie['p_value']:.2f}{shown})"
-    print(f"   2-layer models, over {len(tie['entropy_per_head'])} heads: Spearman rank correlation"
+    print(f"   2-layer models, over {heads} heads: Spearman rank correlation"
           f" of entropy at L = T with the rank-1 truncation cost {correlation}")
     print("   " + helpers.describe_difference("rank-1 cost, last layer minus first (part d)",
                                               tie["rank_1_last_minus_first"]))
@@ -387,7 +393,7 @@ if __name__ == "__main__" and "g" in args.parts:
 # | 4 layers, 1 | 0.78 → 0.55 | 8.7 → 14.4 | 0.87 → 0.91, 11 → 82 | 2.5 → 11.1 | 1.5 → 2.0 | −0.229 [−0.509, +0.051] |
 # | 4 layers, 2 | 0.60 → 0.35 | 5.3 → 5.4 | 0.87 → 0.92, 11 → 89 | 4.0 → 23.9 | 1.5 → 1.9 | **−0.251 [−0.389, −0.112]** |
 # | 4 layers, 3 | 0.61 → 0.41 | 5.5 → 7.2 | 0.88 → 0.92, 11 → 87 | 3.8 → 17.1 | 1.5 → 2.0 | **−0.207 [−0.393, −0.022]** |
-# | 4 layers, 4 | 0.60 → 0.41 | 5.2 → 7.2 | 0.90 → 0.94, 12 → 96 | 3.7 → 13.7 | 1.3 → 1.7 | −0.190 [−0.598, +0.219] |
+# | 4 layers, 4 | 0.60 → 0.41 | 5.2 → 7.2 | 0.90 → 0.94, 12 → 96 | 3.7 → 13.7 | 1.3 → 1.7 | −0.190 [−0.598, +0.218] |
 #
 # - **g**: **near-uniform attention, the premise of saturation, does not show in these models
 #   at L = 16 … 128.** $H(p)/\log L$ falls as $L$ grows in every layer of both models, clearly
@@ -408,8 +414,9 @@ if __name__ == "__main__" and "g" in args.parts:
 #   at L = 64, −0.144 [−2.392, +2.104] in the 4-layer ones at L = 128 (2 seeds); both intervals
 #   hold 0.
 # - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part d
-#   rank-1 cost is detected: Spearman +0.16 (p = 0.62), 95 % interval by Fisher's z [−0.46,
-#   +0.67], which also holds a moderate association of either sign.
+#   rank-1 cost is detected: Spearman +0.16 (p = 0.62), approximate 95 % interval by Fisher's z
+#   [−0.47, +0.68], which also holds a moderate association of either sign; the 12 heads come
+#   from 3 models and are not independent, so the true interval is at least this wide.
 #
 # So the premise of paper B's reason for thinner later layers, a softmax turned near-uniform,
 # does not show in these models, early or late, at these contexts. Whether later layers can be
@@ -422,7 +429,7 @@ if __name__ == "__main__" and "g" in args.parts:
 # |---|---|---|---|
 # | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer (clearly in 3 of 6) while the effective keys e^H stay flat or rise (3.9–16.1 keys at every L, means); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
 # | later layers saturate more (reviewer 1's question) | not shown | no layer order separated (2 layers: last − first +0.161 [−0.096, +0.418]; 4 layers: −0.144 [−2.392, +2.104]) | — |
-# | flatter heads tolerate a lower rank (our tie to 06a's part d) | — | Spearman +0.16 (p = 0.62; Fisher z [−0.46, +0.67]) over 12 heads | no association detected; the interval holds one of either sign |
+# | flatter heads tolerate a lower rank (our tie to 06a's part d) | — | Spearman +0.16 (p = 0.62; approximate Fisher z [−0.47, +0.68], at least this wide: 12 heads from 3 models) over 12 heads | no association detected; the interval holds one of either sign |
 #
 # The premise of paper B's reason for thinner later layers, near-uniform attention, does not
 # show in these models at these contexts; whether later layers can be thinner for another reason

@@ -616,15 +616,17 @@ if __name__ == "__main__" and "law" in args.parts:
 # difference is in the data. On ours the law misses h = 1 at short T (measured 3.0× and 2.2× the
 # law at T = 8 and 16) and h = 4 at every T (0.45–0.64× the law). Our error falls 2.2–5.4× from
 # h = 2 to 4, but only 1.2–3.9× from h = 4 to 8: a bend towards a floor of a few per cent that one
-# exponential in h cannot follow. The interval of δ is a percentile bootstrap over 5 seeds: it
-# holds the seed noise, not this misfit (MAE 0.33). The direct statistic, without the law (from
-# the mean training accuracies of the protocol sweep in `results/07a_text_retrieval_full.json`
-# and from Table 6): our Err(h = 1)/Err(h = 8) is 10, 13, 17 and 39 at T = 8, 16, 32, 64
-# (Err(h = 2)/Err(h = 8) 2.8, 4.5, 6.6, 21), where Table 6's Err(h = 2)/Err(h = 8) falls 114.5,
-# 71, 30, 10.5: here the heads' benefit grows with T, in the paper it shrinks, which is what
-# δ < 0 against δ > 0 says. With the paper's δ held at 0.25 the fit is worse (MAE 0.53). The
-# default run (2 seeds, T ≤ 32, the cell above) has too few seeds for an interval worth reading
-# (3 distinct resamples).
+# exponential in h cannot follow. The interval of δ is a percentile bootstrap over 5 seeds: a
+# rough, likely narrow measure of the seed noise alone, not of this misfit (MAE 0.33). The direct
+# statistic, without the law (from the mean training accuracies of the protocol sweep in
+# `results/07a_text_retrieval_full.json` and from Table 6), like for like: our
+# Err(h = 2)/Err(h = 8) is 2.8, 4.5, 6.6 and 21 at T = 8, 16, 32, 64, against Table 6's ≈ 115,
+# 71, 30 and 10.5 (its T = 8 value rests on Err(h = 8) = 0.002 read off a rounded 0.998, so
+# about 92–153 within that rounding); our Err(h = 1)/Err(h = 8) is 10, 13, 17 and 39, Table 6's
+# 202, 110, 41 and 12.4 (at T = 8 about 161–269). Here the heads' benefit grows with T, in the
+# paper it shrinks, which is what δ < 0 against δ > 0 says. With the paper's δ held at 0.25 the
+# fit is worse (MAE 0.53). The default run (2 seeds, T ≤ 32, the cell above) has too few seeds
+# for an interval worth reading (3 distinct resamples).
 
 # %% [markdown]
 # ## Commands and files

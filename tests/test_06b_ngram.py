@@ -108,7 +108,7 @@ def test_the_exact_lag_reference_is_exact_where_the_heads_can_carry_every_lag(bu
     assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-8, errors
     assert study.ngram_reference(budget, heads) == 0.0
     assert study.task_reference("tanh", budget, heads) == 0.0
-    assert study.ngram_reference(budget, budget) is None      # d = 1: lags 2 and 3 not exact
+    assert study.ngram_reference(budget, budget) is None      # d = 1: no single hard head
 
 
 @pytest.mark.parametrize("budget, heads", [(16, 2), (32, 2), (8, 4)])
@@ -126,7 +126,8 @@ def test_a_rank_1_score_attends_exactly_to_lag_1_and_to_no_longer_lag(lag):
     among s <= t (a_t > 0) or the smallest (a_t < 0; a_t = 0 is uniform). Over every strict
     order of b_0 ... b_{T-1} and every sign of a_t (T = lag + 3), some choice picks s = t - lag
     at every t >= lag only for lag 1; there a_t = (-1)^(t+1), b_s = (-1)^s s does it, through
-    the model's own softmax and causal mask."""
+    the model's own softmax and causal mask. So no single d = 1 head, in the hard limit of a
+    large scale, carries lag 2 or 3 exactly; combinations of soft heads are not covered."""
     import itertools
     seq_len = lag + 3
 

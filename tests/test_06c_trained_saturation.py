@@ -34,14 +34,16 @@ def test_normalised_entropy_and_top_margin():
 
 def test_effective_keys_and_the_fisher_interval():
     """exp H from H / log L: L keys for uniform attention, 1 for one key, k for k equal keys;
-    Fisher's z interval against its formula, holding r, and None where it is undefined."""
+    Fisher's z interval with Spearman's standard error against its formula, holding r, and None
+    where it is undefined."""
     half = torch.zeros(64)
     half[:8] = 1 / 8                                                       # 8 equal keys
     entropy = [1.0, 0.0, float(study.normalised_entropy(half))]
     assert study.effective_keys([16, 32, 64], entropy) == pytest.approx([16, 1, 8])
     low, high = study.fisher_interval(0.16, 12)
-    assert (low, high) == pytest.approx((math.tanh(math.atanh(0.16) - 1.96 / 3),
-                                         math.tanh(math.atanh(0.16) + 1.96 / 3)))
+    margin = 1.96 * math.sqrt(1.06 / 9)                                    # n - 3 = 9
+    assert (low, high) == pytest.approx((math.tanh(math.atanh(0.16) - margin),
+                                         math.tanh(math.atanh(0.16) + margin)))
     assert low < 0 < 0.16 < high
     assert study.fisher_interval(0.5, 3) is None and study.fisher_interval(1.0, 12) is None
 
