@@ -572,6 +572,9 @@ if __name__ == "__main__" and "b" in args.parts:
 #   flat-spectrum control.
 # - [05b · Low rank after training](05b_low_rank.ipynb), `further/05b_low_rank.py`: part b's
 #   heads, their largest logits and their SVD truncation (Corollary 5.1).
+# - [06d · Does head dimension buy less at longer contexts?](06d_head_dim_context.ipynb),
+#   `further/06d_head_dim_context.py`: this part's question on trained character models, d
+#   swept at three context lengths.
 
 # %% [markdown]
 # ## Commands and files

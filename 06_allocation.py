@@ -739,6 +739,7 @@ if __name__ == "__main__" and "e" in args.parts:
 # - [06a · Text: the allocations beside a 3-character control, and rank by layer](06a_text_allocation.ipynb) — `further/06a_text_allocation.py`
 # - [06b · Paper B's own task: a 4-gram on white noise](06b_ngram.ipynb) — `further/06b_ngram.py`
 # - [06c · Do trained models saturate? Attention entropy against the context](06c_trained_saturation.ipynb) — `further/06c_trained_saturation.py`
+# - [06d · Does head dimension buy less at longer contexts?](06d_head_dim_context.ipynb) — `further/06d_head_dim_context.py`
 
 # %% [markdown]
 # ## Commands and files

@@ -6,8 +6,8 @@
 # sequences; file 05 shows it under such a cap. This study measures the premise only: does the
 # attention of trained character models, whose logits nothing caps, turn near-uniform as L
 # grows, and that of later layers more? No model here changes its head dimension, so the claim
-# itself is not tested. It deepens 06 (its thinner later layers) with 06a's text models and
-# their rank costs.
+# itself is not tested here (study 06d tests it). It deepens 06 (its thinner later layers) with
+# 06a's text models and their rank costs.
 # `python further/06c_trained_saturation.py` (2 min 57 s on 2 cores; the notebook replays 06's
 # committed default run, 8 min 44 s for its parts a–g).
 
@@ -404,7 +404,8 @@ if __name__ == "__main__" and "g" in args.parts:
 #   fall of $H(p)/\log L$ is mostly its denominator: the trained heads keep 4–14 keys in view at
 #   the longest $L$, where their untrained twins spread over 43–96. Paper B's claim itself, that
 #   head dimension buys less at long $L$, is not tested here: each model has one head dimension,
-#   and $L$ is the query's position inside a model trained at one $T$.
+#   and $L$ is the query's position inside a model trained at one $T$. Study
+#   [06d](06d_head_dim_context.ipynb) tests it, with d swept and each model trained at its own L.
 # - The top logit's margin over the row's mean grows 2.3–6.0× from L = 16 to the longest L in the
 #   trained models and 1.2–1.4× in their untrained twins, so some of the growth comes with $L$
 #   alone. Logits within $\pm B$ allow a margin up to $2B$: the largest mean margin, 23.9 (4

@@ -1,0 +1,180 @@
+"""further/06d_head_dim_context.py: the relative-bias attention against a loop, the scores, the
+guard, gains and interaction against slow loops over seeds, the quick run, bad input."""
+import math
+
+import pytest
+import scipy.stats
+import torch
+
+import helpers
+from conftest import RUN_KEYS, assert_rejected, run_quick
+
+study = helpers.load_concept("06d_head_dim_context")
+
+
+@pytest.fixture(scope="module")
+def quick_result(tmp_path_factory):
+    """The study's --quick run, once for this file (its notebook replays a committed run)."""
+    return run_quick("06d_head_dim_context", tmp_path_factory.mktemp("06d"))
+
+
+def slow_attention(block, u):
+    """The block's attention by loops: head h, query t, keys s <= t, logit
+    q_t . k_s / sqrt(d) + b_h(t - s); softmax; the weighted values; concatenated; W_O."""
+    batch, seq_len, _ = u.shape
+    out = torch.zeros(batch, seq_len, block.n_heads * block.head_dim)
+    for b in range(batch):
+        for h in range(block.n_heads):
+            for t in range(seq_len):
+                q = block.W_Q[h] @ u[b, t]
+                logits = torch.stack([
+                    q @ (block.W_K[h] @ u[b, s]) / math.sqrt(block.head_dim)
+                    + block.offset_bias[h, t - s] for s in range(t + 1)])
+                weights = logits.softmax(dim=0)
+                value = sum(weights[s] * (block.W_V[h] @ u[b, s]) for s in range(t + 1))
+                out[b, t, h * block.head_dim:(h + 1) * block.head_dim] = value
+    return block.W_O(out)
+
+
+def test_relative_attention_against_a_loop():
+    torch.manual_seed(0)
+    block = study.RelativeBlock(width=6, n_heads=2, head_dim=3, seq_len=7)
+    with torch.no_grad():
+        block.offset_bias.normal_()                       # a bias that matters
+    u = torch.randn(2, 7, 6)
+    mask = study.allocation.causal_mask(7, 1)
+    with torch.no_grad():
+        assert torch.allclose(block.attention(u, mask), slow_attention(block, u), atol=1e-5)
+        shorter = u[:, :5]                                 # a window shorter than the model's
+        assert torch.allclose(block.attention(shorter, mask[:5, :5]),
+                              slow_attention(block, shorter), atol=1e-5)
+
+
+def test_the_model_is_causal():
+    """A changed character changes no earlier prediction, and a later one; a shorter window
+    gives the same predictions as the start of a longer one."""
+    torch.manual_seed(1)
+    model = study.ContextModel(2, 2, 4, width=8, seq_len=12, vocab=10).eval()
+    x = torch.randint(10, (1, 12))
+    changed = x.clone()
+    changed[0, 8] = (x[0, 8] + 1) % 10
+    with torch.no_grad():
+        assert torch.allclose(model(x)[0, :8], model(changed)[0, :8], atol=1e-6)
+        assert not torch.allclose(model(x)[0, 8:], model(changed)[0, 8:])
+        assert torch.allclose(model(x[:, :6])[0], model(x)[0, :6], atol=1e-6)
+
+
+def test_every_held_out_character_is_scored_once():
+    """position_bits against scoring each window alone; the two scores against their means."""
+    torch.manual_seed(2)
+    model = study.ContextModel(1, 2, 2, width=8, seq_len=8, vocab=10)
+    text = torch.randint(10, (8 * 150 + 5,))                 # 150 windows and a short tail
+    bits = study.position_bits(model, text, 8)
+    assert bits.shape == (150, 8)
+    with torch.no_grad():
+        for w in (0, 77, 149):
+            window = text[8 * w: 8 * w + 9]
+            nats = torch.nn.functional.cross_entropy(model(window[None, :-1])[0], window[1:],
+                                                     reduction="none")
+            assert torch.allclose(bits[w], nats / math.log(2), atol=1e-5)
+    scores = study.scores(bits)
+    assert scores["whole"] == pytest.approx(float(bits.mean()), rel=1e-6)
+    assert scores["last_quarter"] == pytest.approx(float(bits[:, 6:].mean()), rel=1e-6)
+
+
+def synthetic_bpc(per_seed):
+    """{score: {L: {d: [seeds]}}} from per_seed(L, d, seed, score) -> bpc."""
+    return {score: {str(L): {str(d): [per_seed(L, d, s, score) for s in range(5)]
+                             for d in (2, 4, 8)} for L in (8, 32, 128)}
+            for score in study.SCORES}
+
+
+def slow_interval(values):
+    """Mean and 95 % t-interval by scipy, over a list of per-seed values."""
+    n = len(values)
+    mean = sum(values) / n
+    sem = scipy.stats.sem(values)
+    half = scipy.stats.t.ppf(0.975, n - 1) * sem
+    return mean, mean - half, mean + half
+
+
+def test_the_interaction_against_a_loop_over_seeds():
+    """Random per-seed bpc: every gain and interaction interval against loops and scipy."""
+    generator = torch.Generator().manual_seed(3)
+    noise = torch.rand(3, 3, 5, 2, generator=generator).tolist()            # [L, d, seed, score]
+    lengths, dims = (8, 32, 128), (2, 4, 8)
+    bpc = synthetic_bpc(lambda L, d, s, score: 2.0 - 0.05 * math.log2(d) + noise[
+        lengths.index(L)][dims.index(d)][s][study.SCORES.index(score)])
+    found = study.head_dim_statistics(bpc, list(lengths), list(dims))
+    last = bpc["last_quarter"]
+    for short, long in [(8, 32), (32, 128), (8, 128)]:
+        for small, large in [(2, 4), (4, 8), (2, 8)]:
+            per_seed = []
+            for s in range(5):
+                gain_short = last[str(short)][str(small)][s] - last[str(short)][str(large)][s]
+                gain_long = last[str(long)][str(small)][s] - last[str(long)][str(large)][s]
+                per_seed.append(gain_long - gain_short)
+            mean, low, high = slow_interval(per_seed)
+            entry = found["interaction"][f"{short}->{long}"][f"{small}->{large}"]
+            assert entry["mean"] == pytest.approx(mean)
+            assert entry["ci95"] == pytest.approx([low, high])
+            assert entry["verdict"] == ("shrinks" if high < 0 else "grows" if low > 0
+                                        else "no clear difference")
+    for L in lengths:
+        per_seed = [last[str(L)]["2"][s] - last[str(L)]["8"][s] for s in range(5)]
+        assert found["gain"][str(L)]["2->8"]["ci95"] == pytest.approx(list(slow_interval(
+            per_seed)[1:]))
+        first = [last[str(L)]["2"][s] - last[str(L)]["4"][s] for s in range(5)]
+        second = [last[str(L)]["4"][s] - last[str(L)]["8"][s] for s in range(5)]
+        mean, low, high = slow_interval([b - a for a, b in zip(first, second)])
+        assert found["diminishing"][str(L)]["mean"] == pytest.approx(mean)
+        assert found["diminishing"][str(L)]["ci95"] == pytest.approx([low, high])
+
+
+def test_the_guard_silences_lengths_not_in_use():
+    """Longer contexts worse at the largest d: no pair speaks, whatever the interaction says;
+    longer contexts better and a gain that shrinks: the answer says so."""
+    def shrinking(L, d, s, score, longer_better):
+        level = 2.0 + (-0.1 if longer_better else 0.1) * math.log2(L) + 0.001 * s * s
+        return level - (0.4 / math.log2(L)) * math.log2(d)             # the gain shrinks with L
+
+    for longer_better in (False, True):
+        bpc = synthetic_bpc(lambda L, d, s, score: shrinking(L, d, s, score, longer_better))
+        found = study.head_dim_statistics(bpc, [8, 32, 128], [2, 4, 8])
+        assert all(entry["used"] is longer_better for entry in found["context_use"].values())
+        assert all(entry["2->8"]["verdict"] == "shrinks"
+                   for entry in found["interaction"].values())
+        lines = study.answer(found, [2, 4, 8])
+        assert len(lines) == 3
+        if longer_better:
+            assert all("shrinks" in line and "no conclusion" not in line for line in lines)
+        else:
+            assert all("no conclusion" in line and "shrinks" not in line for line in lines)
+
+
+def test_main_quick(quick_result, capsys):
+    """The JSON holds every seed's bpc per score, L and d, the guard, gains and interactions;
+    bits per character between 0 and log2(97)."""
+    args = study.config(["--quick"])
+    entry = quick_result["head_dim_context"]
+    assert set(quick_result) - RUN_KEYS == {"head_dim_context"}
+    for score in study.SCORES:
+        for L in args.lengths:
+            for d in args.head_dims:
+                values = entry["bpc"][score][str(L)][str(d)]
+                assert len(values) == args.seeds
+                assert all(0 < v < math.log2(97) + 0.5 for v in values)
+    assert set(entry["context_use"]) == {"8->16", "16->32", "8->32"}
+    assert set(entry["interaction"]["8->32"]) == {"2->4", "speaks"}
+    assert all(len(pair["per_seed"]) == args.seeds for pairs in entry["gain"].values()
+               for pair in pairs.values())
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--head-dims", "4,2"], "--head-dims"), (["--head-dims", "4"], "--head-dims"),
+    (["--lengths", "16"], "--lengths"), (["--lengths", "16,18"], "--lengths"),
+    (["--lengths", "32,16"], "--lengths"), (["--seeds", "1"], "--seeds"),
+    (["--lengths", "16,30000"], "--text-chars"),
+])
+def test_bad_input_exits_2_with_one_line(flags, flag_name):
+    assert_rejected("06d_head_dim_context", flags, flag_name)
