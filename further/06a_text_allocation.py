@@ -276,19 +276,26 @@ def check(args, windows):
     --text-seeds, and less text than 20 times the longest of `windows` ({flag: length}; 06c
     adds its own) for the 90/10 split."""
     allocation.check_key_dim(args)
-    longest = max(windows.values())
-    named = " and ".join(f"{flag} {length}" for flag, length in windows.items())
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
         ("--text-seeds", args.text_seeds >= 2, "paired differences need at least two seeds", 2),
+        *text_length_checks(args, windows)]
+    for flag, accepted, why, smallest in checks:
+        if not accepted:
+            plumbing.refuse(flag, why, smallest=smallest)
+    return args
+
+
+def text_length_checks(args, windows):
+    """The checks of --text-chars and --text (06d's too): at least 20 times the longest of
+    `windows` ({flag: length}) for the 90/10 split."""
+    longest = max(windows.values())
+    named = " and ".join(f"{flag} {length}" for flag, length in windows.items())
+    return [
         ("--text-chars", args.text_chars >= 20 * longest, "the 90/10 split needs at least "
          f"20 T characters for windows of {named}", 20 * longest),
         ("--text", args.text is None or args.text.is_file() and len(args.text.read_text(
             errors="replace")) >= 20 * longest, "need a text file of at least "
          f"{20 * longest} characters, got {args.text}", None)]
-    for flag, accepted, why, smallest in checks:
-        if not accepted:
-            plumbing.refuse(flag, why, smallest=smallest)
-    return args
 
 
 if __name__ == "__main__":

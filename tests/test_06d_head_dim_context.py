@@ -22,7 +22,8 @@ def slow_attention(block, u):
     """The block's attention by loops: head h, query t, keys s <= t, logit
     q_t . k_s / sqrt(d) + b_h(t - s); softmax; the weighted values; concatenated; W_O."""
     batch, seq_len, _ = u.shape
-    out = torch.zeros(batch, seq_len, block.n_heads * block.head_dim)
+    value_dim = block.W_V.shape[1]
+    out = torch.zeros(batch, seq_len, block.n_heads * value_dim)
     for b in range(batch):
         for h in range(block.n_heads):
             for t in range(seq_len):
@@ -32,13 +33,15 @@ def slow_attention(block, u):
                     + block.offset_bias[h, t - s] for s in range(t + 1)])
                 weights = logits.softmax(dim=0)
                 value = sum(weights[s] * (block.W_V[h] @ u[b, s]) for s in range(t + 1))
-                out[b, t, h * block.head_dim:(h + 1) * block.head_dim] = value
+                out[b, t, h * value_dim:(h + 1) * value_dim] = value
     return block.W_O(out)
 
 
-def test_relative_attention_against_a_loop():
+@pytest.mark.parametrize("value_dim", [None, 5])
+def test_relative_attention_against_a_loop(value_dim):
+    """A standard head (values of dimension d) and one whose values have their own dimension."""
     torch.manual_seed(0)
-    block = study.RelativeBlock(width=6, n_heads=2, head_dim=3, seq_len=7)
+    block = study.RelativeBlock(width=6, n_heads=2, head_dim=3, seq_len=7, value_dim=value_dim)
     with torch.no_grad():
         block.offset_bias.normal_()                       # a bias that matters
     u = torch.randn(2, 7, 6)
@@ -82,6 +85,31 @@ def test_every_held_out_character_is_scored_once():
     assert scores["last_quarter"] == pytest.approx(float(bits[:, 6:].mean()), rel=1e-6)
 
 
+def test_the_same_targets_and_the_effective_keys_against_loops():
+    """same_target_bits: each target read at the end of its own window of L; effective_keys:
+    L keys for a model whose scores and biases are 0 (uniform attention), 1 for a bias that
+    puts every weight on the query itself."""
+    torch.manual_seed(4)
+    model = study.ContextModel(2, 2, 2, width=8, seq_len=6, vocab=10)
+    text = torch.randint(10, (200,))
+    targets = range(16, 200, study.COMMON_STRIDE)
+    with torch.no_grad():
+        slow = [float(torch.nn.functional.cross_entropy(model(text[i - 6:i][None])[0, -1:],
+                                                        text[i:i + 1])) / math.log(2)
+                for i in targets]
+    assert study.same_target_bits(model, text, 6, 16) == pytest.approx(sum(slow) / len(slow),
+                                                                       rel=1e-5)
+    with torch.no_grad():
+        for block in model.blocks:
+            block.W_Q.zero_()
+    assert study.effective_keys(model, text, 6) == pytest.approx([6.0, 6.0], rel=1e-5)
+    with torch.no_grad():
+        for block in model.blocks:
+            block.offset_bias[:, 0] = 100.0                     # offset 0: the query itself
+    assert study.effective_keys(model, text, 6) == pytest.approx([1.0, 1.0], abs=1e-4)
+    assert all(block.weights is None for block in model.blocks)  # nothing kept afterwards
+
+
 def synthetic_bpc(per_seed):
     """{score: {L: {d: [seeds]}}} from per_seed(L, d, seed, score) -> bpc."""
     return {score: {str(L): {str(d): [per_seed(L, d, s, score) for s in range(5)]
@@ -101,7 +129,7 @@ def slow_interval(values):
 def test_the_interaction_against_a_loop_over_seeds():
     """Random per-seed bpc: every gain and interaction interval against loops and scipy."""
     generator = torch.Generator().manual_seed(3)
-    noise = torch.rand(3, 3, 5, 2, generator=generator).tolist()            # [L, d, seed, score]
+    noise = torch.rand(3, 3, 5, len(study.SCORES), generator=generator).tolist()  # [L, d, s, score]
     lengths, dims = (8, 32, 128), (2, 4, 8)
     bpc = synthetic_bpc(lambda L, d, s, score: 2.0 - 0.05 * math.log2(d) + noise[
         lengths.index(L)][dims.index(d)][s][study.SCORES.index(score)])
@@ -120,6 +148,11 @@ def test_the_interaction_against_a_loop_over_seeds():
             assert entry["ci95"] == pytest.approx([low, high])
             assert entry["verdict"] == ("shrinks" if high < 0 else "grows" if low > 0
                                         else "no clear difference")
+    whole = bpc["whole"]
+    per_seed = [(whole["128"]["2"][s] - whole["128"]["8"][s])
+                - (whole["8"]["2"][s] - whole["8"]["8"][s]) for s in range(5)]
+    assert found["interaction_by_score"]["whole"]["8->128"]["ci95"] == pytest.approx(
+        list(slow_interval(per_seed)[1:]))
     for L in lengths:
         per_seed = [last[str(L)]["2"][s] - last[str(L)]["8"][s] for s in range(5)]
         assert found["gain"][str(L)]["2->8"]["ci95"] == pytest.approx(list(slow_interval(
@@ -166,6 +199,10 @@ def test_main_quick(quick_result, capsys):
                 assert all(0 < v < math.log2(97) + 0.5 for v in values)
     assert set(entry["context_use"]) == {"8->16", "16->32", "8->32"}
     assert set(entry["interaction"]["8->32"]) == {"2->4", "speaks"}
+    assert set(entry["interaction_by_score"]) == {"whole", "same_targets"}
+    keys = entry["effective_keys"][str(args.lengths[-1])][str(args.head_dims[0])]
+    assert len(keys) == args.seeds and all(len(layers) == args.layers for layers in keys)
+    assert all(1 - 1e-6 <= k <= args.lengths[-1] + 1e-6 for layers in keys for k in layers)
     assert all(len(pair["per_seed"]) == args.seeds for pairs in entry["gain"].values()
                for pair in pairs.values())
 
