@@ -7,7 +7,8 @@
 # fixed head count, at three context lengths L, each model trained at its own context, paired
 # seeds; does the gain of more d shrink as L grows? It deepens 05 (the same question on a
 # synthetic target) and 06c (the premise, attention turning near-uniform). In short: the returns
-# of d diminish, mostly through the values' width, and do not shrink detectably from L = 16 to 64.
+# of d diminish, its gain is mostly the values' width, and the gain does not shrink detectably
+# from L = 16 to 64.
 # `python further/06d_head_dim_context.py` (2 min 12 s on 2 cores, d = 2 and 16 at L = 16 and 64;
 # its notebook replays the committed `--full` run, 27 min 34 s for d = 2 … 16 at L = 16, 64, 256).
 
@@ -608,9 +609,9 @@ if __name__ == "__main__":
 # - **The guard lets one pair speak, L = 16 → 64.** At d = 16 the models at L = 64 beat those at
 #   16 by all three scores (last quarter −0.044 [−0.058, −0.031], whole −0.164 [−0.173, −0.154],
 #   same targets −0.045 [−0.058, −0.031]). L = 256 is not shown to use its longer context: on the
-#   same targets it is not separated from L = 16 (−0.018 [−0.041, +0.005]) and lies behind L = 64
-#   (+0.027 [−0.006, +0.059]), though its last quarter and whole window beat L = 16's. We draw no
-#   conclusion for the pairs with 256.
+#   same targets it is not separated from L = 16 (−0.018 [−0.041, +0.005]) nor from L = 64
+#   (+0.027 [−0.006, +0.059], its mean behind), though its last quarter and whole window beat
+#   L = 16's. We draw no conclusion for the pairs with 256.
 # - **Diminishing returns in d: yes at L = 16 and 64, the same direction at 256.** The mean gain
 #   falls at every doubling (L = 16: +0.069, +0.043, +0.018 bits for 2 → 4, 4 → 8, 8 → 16; L =
 #   64: +0.070, +0.050, +0.020; L = 256: +0.073, +0.048, +0.030), and the last doubling buys less
@@ -629,8 +630,9 @@ if __name__ == "__main__":
 #   3.0; 4.5, 5.3; 7.5, 11.7 for d = 2), where uniform attention would spread over 16, 64 and 256:
 #   it does not turn near-uniform as L grows, with the learned bias free to help it stay sharp.
 #
-# A floor would shrink a gain where the bpc is lower, at the longer context; the gain did not
-# shrink, so a floor did not make this. The gains hardly depend on the training budget either:
+# A floor (a least achievable bpc) could only fake a shrink, at the longer context where the bpc
+# is lower; no shrink was seen, so the result is not a floor's doing. The gains hardly depend on
+# the training budget either:
 # the default run (half the characters per step) gives +0.129 and +0.143 at L = 16 and 64, the
 # full one +0.129 and +0.140. What the run does not rule out: other scales (small models, 1,500
 # steps, one text, one learning rate for every d and L), other position schemes, and contexts
@@ -663,9 +665,12 @@ if __name__ == "__main__" and args.value_dim is None:     # (the control's own r
 # at 16, the queries' and keys' dimension 2 → 16 buys +0.012 [−0.003, +0.028] bits at L = 16,
 # +0.015 [−0.000, +0.031] at 64 and +0.014 [−0.001, +0.028] at 256 (last quarter), none separated
 # from 0, against +0.129, +0.140 and +0.151 when the values grow with d; a d = 2 head with
-# 16-dimensional values (1.867 bits at L = 16) is nearly as good as a d = 16 head (1.854). So in
-# these models the score needs no more than rank 2 at any of these lengths: the returns of the
-# score's rank, which saturation is about, are used up by d = 2 everywhere. Its interaction from
+# 16-dimensional values (1.867 bits at L = 16) is nearly as good as a d = 16 head (1.854; the
+# control's d = 16 model has the main sweep's shape but its own initial weights, as its values are
+# drawn separately). So in these models the score's rank beyond 2 buys at most about 0.03 bits at
+# any of these lengths (the 95 % upper bounds; on the whole window at L = 64 a separated +0.011
+# [+0.001, +0.021]): the returns of the score's rank, which saturation is about, are nearly used
+# up by d = 2 everywhere. Its interaction from
 # L = 16 to 64 (the guard passes: same targets −0.047 [−0.078, −0.015]) is +0.003 [−0.017,
 # +0.023]: a gain this small could hardly shrink, so this control cannot show the long-sequence
 # effect either way; what it shows is that the main sweep's gains, and their failure to shrink,
@@ -726,15 +731,15 @@ if __name__ == "__main__":
 # |---|---|---|---|
 # | more head dimension buys less (abstract, §5) | stated; its figures and numbers are not in our sources | the mean gain falls at every doubling of d; the last buys less than the first: −0.051 [−0.083, −0.020] (L = 16), −0.051 [−0.090, −0.011] (L = 64), −0.043 [−0.099, +0.013] (L = 256) | — |
 # | ... especially for long sequences (abstract; Thm 5.1 assumes bounded logits) | stated | L = 16 → 64, the gain of d 2 → 16 changes +0.010 [−0.016, +0.037] (same targets −0.014 [−0.045, +0.017]); a shrink beyond 0.016 bits excluded; longer contexts not shown in use | not seen with free logits, at the one pair of lengths our guard lets speak |
-# | (our control) which part of d buys the gain | — | values fixed at 16: the queries' and keys' d 2 → 16 buys +0.012 [−0.003, +0.028] (L = 16) against +0.129 for a whole head | the score needs no more than rank 2 here, at every L |
+# | (our control) which part of d buys the gain | — | values fixed at 16: the queries' and keys' d 2 → 16 buys +0.012 [−0.003, +0.028] (L = 16) against +0.129 for a whole head | beyond rank 2 the score buys at most about 0.03 bits here, at every L |
 # | the premise: attention turns near-uniform as L grows | assumed under bounded logits | the last query keeps 3–12 keys where uniform would be 16–256 | not seen |
 # | so later layers can have smaller heads (the rule) | stated | not tested here (every layer has the same d); 06's part b thinning test: no clear difference | — |
 #
-# Plain diminishing returns in d show in these character models, almost all of them in the
-# values' width (the score's rank is used up by d = 2 at every length); the long-sequence
+# Plain diminishing returns in d show in these character models, and the gain of d is almost all
+# the values' width (the score's rank is nearly used up by d = 2 at every length); the long-sequence
 # emphasis, the part of the claim that would single out long contexts, does not show from L = 16
-# to 64, and nothing here is specific to layers: the run gives no reason from context length for
-# smaller heads in later layers. Because the score's rank is not what limits these models, the
+# to 64, and nothing here tests layers: the run gives no reason from context length for
+# smaller heads in later layers. Because the score's rank is hardly what limits these models, the
 # run cannot test saturation's own mechanism at long contexts; that needs a task or a scale where
 # a rank-2 score is not enough.
 

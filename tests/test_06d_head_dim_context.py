@@ -215,3 +215,15 @@ def test_main_quick(quick_result, capsys):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06d_head_dim_context", flags, flag_name)
+
+
+@pytest.mark.parametrize("name", ["06d_head_dim_context", "06d_head_dim_context_full",
+                                  "06d_head_dim_context_head_dims2-16_value_dim16_full"])
+def test_the_committed_statistics_follow_from_their_bpc(name):
+    """Every guard, gain and interaction a committed run stores is what head_dim_statistics makes
+    of its stored per-seed bpc (a replay recomputes them the same way)."""
+    import json
+    entry = json.loads((helpers.ROOT / "results" / f"{name}.json").read_text())["head_dim_context"]
+    fresh = study.head_dim_statistics(entry["bpc"], entry["lengths"], entry["head_dims"])
+    for key, value in fresh.items():
+        assert json.loads(json.dumps(value)) == entry[key], key
