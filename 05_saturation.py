@@ -211,9 +211,8 @@ def seeds_checks(seeds):
 
 def refuse_first(checks):
     """Refuse the first check that applies: (refused when, flag, reason, smallest accepted)."""
-    for refused, flag, reason, smallest in checks:
-        if refused:
-            plumbing.refuse(flag, reason, smallest)
+    plumbing.refuse_unaccepted([(flag, not refused, reason, smallest)
+                                for refused, flag, reason, smallest in checks])
 
 
 if __name__ == "__main__":

@@ -362,9 +362,7 @@ def config(argv=None):
         ("--T", args.T >= 3, "part b's tasks need a pointer to an earlier token and a query "
          "after the memory", 3),
         ("--seeds", args.seeds >= 2, "paired differences need at least two seeds", 2)]
-    for flag, accepted, why, smallest in checks:
-        if not accepted:
-            plumbing.refuse(flag, why, smallest=smallest)
+    plumbing.refuse_unaccepted(checks)
     return args
 
 

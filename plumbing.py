@@ -227,6 +227,14 @@ def refuse(flags, reason, smallest=None):
     Parser().error(message)
 
 
+def refuse_unaccepted(checks):
+    """Refuse the first of checks [(flag, accepted, why not, the smallest value accepted or
+    None)] that is not accepted (see refuse); returns nothing when all are."""
+    for flag, accepted, why, smallest in checks:
+        if not accepted:
+            refuse(flag, why, smallest=smallest)
+
+
 def check_out(out):
     """--out must be a folder we can create and write in (checked before any work)."""
     out = Path(out)

@@ -279,9 +279,7 @@ def check(args, windows):
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
         ("--text-seeds", args.text_seeds >= 2, "paired differences need at least two seeds", 2),
         *text_length_checks(args, windows)]
-    for flag, accepted, why, smallest in checks:
-        if not accepted:
-            plumbing.refuse(flag, why, smallest=smallest)
+    plumbing.refuse_unaccepted(checks)
     return args
 
 

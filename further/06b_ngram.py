@@ -395,9 +395,7 @@ def config(argv=None):
          f"{NGRAM_LAGS} on", NGRAM_LAGS),
         ("--ngram-seeds", args.ngram_seeds >= 2, "paired differences need at least two seeds",
          2)]
-    for flag, accepted, why, smallest in checks:
-        if not accepted:
-            plumbing.refuse(flag, why, smallest=smallest)
+    plumbing.refuse_unaccepted(checks)
     return args
 
 

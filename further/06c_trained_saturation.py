@@ -359,9 +359,7 @@ def config(argv=None):
            "entropy divides by log L)", 2)
           for flag, length in (("--text-T", args.text_T), ("--deep-T", args.deep_T))],
         ("--deep-seeds", args.deep_seeds >= 2, "paired differences need at least two seeds", 2)]
-    for flag, accepted, why, smallest in checks:
-        if not accepted:
-            plumbing.refuse(flag, why, smallest=smallest)
+    plumbing.refuse_unaccepted(checks)
     return text_study.check(args, {"--text-T": args.text_T, "--deep-T": args.deep_T})
 
 
