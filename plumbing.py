@@ -173,7 +173,7 @@ def build_parser(settings, description="", parts=None, full="the paper's scale")
 
 
 def config(settings, argv=None, description="", parts=None, full="the paper's scale",
-           variants=None, notebook_args=""):
+           variants=None, notebook_args="", refusals=None):
     """Parse the flags, then fill every flag left unset from the chosen preset's column.
 
     The preset is --quick, --full or the default; QUICK=1 in the environment selects the quick
@@ -182,7 +182,10 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     the same shape that replace the table's when that setting has that value (07's CIFAR-10
     sizes under --data cifar10). args.changed lists the settings whose value differs from the
     preset's (Run names the files after them). notebook_args: the flags of the file's notebook
-    when $ARGS is unset ("--replay ../results/<stem>.json" for a study that trains for long)."""
+    when $ARGS is unset ("--replay ../results/<stem>.json" for a study that trains for long).
+    refusals: a function of the parsed args returning [(flag, accepted, why not, the smallest
+    value accepted or None)], declared beside the file's settings; the first one not accepted
+    ends the run before any work (refuse_unaccepted)."""
     argv = cli_argv(notebook_args) if argv is None else argv
     for name, tables in (variants or {}).items():
         probe = argparse.ArgumentParser(add_help=False)
@@ -213,6 +216,8 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
                    f"got {value}", smallest=2)
     if parts is not None:
         args.parts = chosen_parts(parts, args.parts)
+    if refusals is not None:
+        refuse_unaccepted(refusals(args))
     return args
 
 
