@@ -23,6 +23,7 @@ the JSON with the wall time of the whole run.
 """
 
 import argparse
+import collections
 import functools
 import json
 import math
@@ -469,17 +470,27 @@ def numbered(train, item):
     return index, train(run)
 
 
-def run_sweep(runs, workers, train, label, cost):
+def run_sweep(runs, workers, train, label, cost, group=None):
     """Train every run with train(run); on the CPU in `workers` processes with one thread each,
-    the costliest runs first by cost(run) (a guess at its seconds, only for scheduling). Prints
-    label(result) as each finishes and returns the results in the order of `runs`, however
-    the workers happen to finish."""
+    the costliest runs first by cost(run) (a guess at its seconds, only for scheduling). Returns
+    the results in the order of `runs`, however the workers happen to finish. Prints one line
+    per run, label(result), as each finishes; with group (a run -> the name of its group), one
+    line per group instead, label(the group's results), when its last run finishes."""
     costliest_first = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
     started, results = time.perf_counter(), {}
+    members = collections.defaultdict(list)                 # group -> the indices of its runs
+    for index, run in enumerate(runs):
+        members[group(run) if group else index].append(index)
+    printed = 0
 
     def finished(index, result):
+        nonlocal printed
         results[index] = result
-        progress(len(results), len(runs), label(result), started)
+        name = group(result) if group else index
+        if all(member in results for member in members[name]):
+            printed += 1
+            shown = [results[member] for member in members[name]] if group else result
+            progress(printed, len(members), label(shown), started)
 
     if workers > 1 and runs[0]["device"] == "cpu":
         torch.optim.AdamW([torch.zeros(1, requires_grad=True)])  # its lazy imports, once, here:
@@ -498,7 +509,7 @@ def run_sweep(runs, workers, train, label, cost):
 
 
 def progress(done, total, text, started):
-    """Print one line per finished config of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
+    """Print one line per finished run or group of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
     print(f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)", flush=True)
 
 

@@ -184,6 +184,24 @@ def test_run_sweep_returns_results_in_the_order_of_its_runs(workers, capsys):
     assert sorted(printed) == [str(i) for i in range(len(runs))]      # one line per run
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(workers, capsys):
+    """With group, one line per group, label(the group's results, in the runs' order), printed
+    once all of them are in; the results still come back in the order of the runs."""
+    waits = [0.2, 0.0, 0.1, 0.0, 0.3]
+    runs = [dict(wait=wait, device="cpu", index=i, kind="ab"[i % 2]) for i, wait in enumerate(waits)]
+    results = plumbing.run_sweep(
+        runs, workers, wait_and_echo,
+        lambda group: f"{group[0]['kind']}: " + ",".join(str(r["index"]) for r in group),
+        cost=lambda r: r["wait"], group=lambda r: r["kind"])
+    assert [r["index"] for r in results] == list(range(len(runs)))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    shown = sorted(line.split("] ")[1].split("  (")[0] for line in lines)
+    assert shown == ["a: 0,2,4", "b: 1,3"]
+    assert lines[-1].startswith("[2/2]")
+
+
 def test_printed_paths_hold_no_machine_prefix():
     assert plumbing.shown_path(plumbing.ROOT / "runs" / "results" / "x.json") == \
         str(Path("runs") / "results" / "x.json")
