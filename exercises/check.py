@@ -259,16 +259,18 @@ def ex01_smallest_q(student):
 def ex02_parameter_count(student):
     def test():
         model_file = _concept("02_multihead_model")
+        variants = _concept("02d_variants")                 # the stacked model has FFNs too
         for h, width, layers in ((1, 4, 1), (4, 4, 1), (3, 6, 2)):
-            model = model_file.MultiHeadModel(n_heads=h, head_dim=2, width=width,
-                                              n_layers=layers)
+            model = model_file.MultiHeadModel(n_heads=h, head_dim=2, width=width) \
+                if layers == 1 else variants.StackedModel(n_heads=h, head_dim=2, width=width,
+                                                          n_layers=layers)
             _close(model_file.parameter_counts(model)["paper"], student(model),
                    f"h={h}, N={width}, layers={layers}")
     return _run("2.1", "parameters counted as paper A counts them", test, student)
 
 
 def _knees_for_D3():
-    table = _committed("02_multihead_model_D3")["nmse"]
+    table = _committed("02d_variants_D3")["nmse"]
     knees = set()
     for by_heads in table.values():
         minima = {int(h): entry["min"] for h, entry in by_heads.items()}
@@ -390,9 +392,9 @@ def ex04_read_back(student):
 
 def ex04_lemma9_weights(student):
     def test():
-        memory = _concept("04_single_head_memorization")
+        study = _concept("04a_cost_accounting")
         for T, levels in ((4, 3), (16, 5), (64, 10)):
-            network = memory.lemma9_network(T, levels)
+            network = study.lemma9_network(T, levels)
             used = sum(int((p != 0).sum()) for p in network.parameters() if p.dim() == 2)
             _close(used, student(T, levels), f"T={T}, n={levels} levels (counted in the network)")
     return _run("4.3", "the weights Lemma 9's max network uses", test, student)
@@ -470,7 +472,7 @@ def _winners():
 
 def ex06_winners(student):
     def test():
-        names = ("uniform", "front-loaded", "back-loaded")
+        names = ("front-loaded", "back-loaded")
         for task, expected in _winners().items():
             got = student(task)
             if not isinstance(got, str):
@@ -489,8 +491,9 @@ def ex06_why(answer):
 
 
 def _best_heads():
+    """The lowest H of every committed trained seed (lesson 06) and of study 06f's oracle."""
     fixed = _committed("06_allocation")["fixed_budget"]
-    return {*fixed["best_H_per_seed"], fixed["best_H_oracle"]}
+    return {*fixed["best_H_per_seed"], _committed("06f_controls")["fixed_budget"]["best_H_oracle"]}
 
 
 def ex06_best_heads(predicted):

@@ -79,10 +79,10 @@ check.ex01_retrieval_target(retrieval_target)
 # ## 1.4 How sharp must the selector be? · medium · 10 min
 #
 # Theorem 1's density proof recovers each coordinate with a smooth selector whose sharpness is
-# $q$. For our selector (file 01, part c) the error is at most $\sup_{d \ge 0} d\,e^{-q d^2}$,
-# where $d$ is the distance between two candidate values. Return the smallest $q$ for which this
-# worst case is at most $\varepsilon$. (File 01 prints the bound it gives beside the measured
-# errors: compare.)
+# $q$. For our selector (study 01a, `further/01a_density.py`) the error is at most
+# $\sup_{d \ge 0} d\,e^{-q d^2}$, where $d$ is the distance between two candidate values. Return
+# the smallest $q$ for which this worst case is at most $\varepsilon$. (Study 01a prints the
+# bound it gives beside the measured errors: compare.)
 #
 # *Hint:* where does $d\,e^{-q d^2}$ peak? Set its derivative to zero.
 

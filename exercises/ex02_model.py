@@ -24,15 +24,17 @@ except ModuleNotFoundError:                          # a lone copy: one line, no
 #
 # Paper A's parameter counts (Table 3) include the token encoder, the read-out FFN $\hat F$ and
 # every stacked layer's FFN — but not the attention weights $W_Q, W_K, W_V, W_O$ nor the CLS
-# vector. Given a `MultiHeadModel` (attributes `encoder`, `readout`, `ffns`), count the weights
-# and biases the paper counts.
+# vector. Given lesson 02's `MultiHeadModel` (attributes `encoder`, `readout`) or study 02d's
+# two-layer `StackedModel` (also `ffns`, the FFNs between its layers), count the weights and
+# biases the paper counts.
 #
-# *Hint:* `sum(p.numel() for p in module.parameters())`, for each of the three parts.
+# *Hint:* `sum(p.numel() for p in module.parameters())`, for each part;
+# `getattr(model, "ffns", [])` is empty for the one-layer model.
 
 # %%
 def paper_parameter_count(model):
     ### BEGIN SOLUTION
-    parts = (model.encoder, model.readout, model.ffns)
+    parts = (model.encoder, model.readout, *getattr(model, "ffns", []))
     return sum(p.numel() for part in parts for p in part.parameters())
     ### END SOLUTION
 
@@ -44,8 +46,8 @@ check.ex02_parameter_count(paper_parameter_count)
 #
 # With D = 4 the error drops most from h = 3 to h = 4. Predict the head count at which it drops
 # most when the task retrieves D = 3 tokens, then let the check read
-# `results/02_multihead_model_D3.json` (made by `python 02_multihead_model.py --D 3` at 4,000
-# steps, before the default went to 2,000) and compare.
+# `results/02d_variants_D3.json` (made by `python further/02d_variants.py --D 3`, 4,000 steps)
+# and compare.
 #
 # *Hint:* what does each head do in the D = 4 model?
 
@@ -59,7 +61,7 @@ check.ex02_knee_for_D3(predicted_knee)
 # %% [markdown]
 # ## 2.3 One head per retrieved token? · easy · 5 min
 #
-# File 02 records, for its best h = 3 and h = 4 models, how much attention each head puts on
+# Lesson 02 records, for its best h = 3 and h = 4 models, how much attention each head puts on
 # the arg-max token of each direction $a_i$ (`results/02_multihead_model.json` → `mechanism` →
 # `attention_on_targets`, rows = heads, columns = $a_i$; also `figures/02_attention.png`). Say a
 # direction *has a head of its own* when some head attends to its token more than to any other

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Exercises · 03 What the heads cost: the upper and the lower bound
 #
-# Beside `03_bounds.py` and paper A, Theorem 2 and Corollary 1.
+# Beside `03_bounds.py` and paper A, Theorem 2.
 
 # %%
 import os

@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercises · 04 One head, a wide embedding, and the FFN does the rest
 #
-# Beside `04_single_head_memorization.py` and paper A, Theorem 2(3) and Lemma 8.
+# Beside `04_single_head_memorization.py`, its study `further/04a_cost_accounting.py` and
+# paper A, Theorem 2(3) and Lemmas 8–9.
 
 # %%
 import os
@@ -60,10 +61,10 @@ check.ex04_read_back(read_back)
 # ## 4.3 What the FFN pays: Lemma 9's max network · medium · 10 min
 #
 # After memorising, the FFN must compute every $\max_t$ itself. Lemma 9 does it with a ReLU
-# network on $T$ inputs in $[0, 1]$ and $n$ levels (`lemma9_network(T, n)` in file 04; $n$ grows
-# like $1/\varepsilon$). Build one, look at its weight matrices, and return how many weights
-# (not biases) are nonzero, as a formula in $T$ and $n$. How does it grow with $T$ — and what
-# does the $h = D$ route of file 03 pay instead?
+# network on $T$ inputs in $[0, 1]$ and $n$ levels (`lemma9_network(T, n)` in study 04a,
+# `further/04a_cost_accounting.py`; $n$ grows like $1/\varepsilon$). Build one, look at its
+# weight matrices, and return how many weights (not biases) are nonzero, as a formula in $T$ and
+# $n$. How does it grow with $T$ — and what does the $h = D$ route of file 03 pay instead?
 #
 # *Hint:* `[(p != 0).sum() for p in network.parameters()]` for a few small T and n, then find
 # the pattern.

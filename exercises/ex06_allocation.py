@@ -39,7 +39,7 @@ check.ex06_attention_parameters(attention_parameters)
 # %% [markdown]
 # ## 6.2 Which allocation wins where? · easy · 5 min
 #
-# File 06 compares uniform, front-loaded and back-loaded two-layer models at equal budget on
+# Lesson 06 compares front-loaded and back-loaded two-layer models at equal budget on
 # "match-aggregate" (the content match must happen in layer 1) and "prefix-match" (in layer 2).
 # Before you look at RESULTS.md §06: which allocation should win each task? Return its name.
 
@@ -71,8 +71,8 @@ check.ex06_why(answer_6_3)
 # %% [markdown]
 # ## 6.4 How many heads at a fixed budget? · easy · 5 min
 #
-# File 06 part a fixes the attention budget $H d = 32$ for a last token that carries $M = 4$
-# queries into 16 stored keys of dimension $p = 8$, and trains $H = 1, 2, 4, 8, 16$ heads of
+# Lesson 06, part a, fixes the attention budget $H d = 32$ for a last token that carries $M = 4$
+# queries into 16 stored keys of dimension $p = 8$, and trains $H = 1, 4, 16$ heads of
 # dimension $32 / H$. Predict the $H$ with the lowest error, then let the check read the
 # committed trained models and the training-free oracle.
 #

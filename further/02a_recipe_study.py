@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
+from engine import lesson02 as engine
 
 model = helpers.load_concept("02_multihead_model")
 
@@ -41,17 +42,16 @@ NOTEBOOK_ARGS = "--replay ../results/02a_recipe_study.json"  # the notebook draw
 
 
 def config(argv=None):
-    """Parse the flags (02's table and `replay`), with 02's checks; one line naming the flag and
-    exit code 2 for a run that cannot finish."""
-    args = model.check(plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                                       notebook_args=NOTEBOOK_ARGS))
-    return args
+    """Parse the flags (02's table and `replay`), with 02's refusals; one line naming the flag
+    and exit code 2 for a run that cannot finish."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           notebook_args=NOTEBOOK_ARGS, refusals=model.refusals)
 
 
 # %%
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("02a_recipe_study", args, PARTS, model.variant(args), model.VARIANT_FLAGS)
+    run = plumbing.Run("02a_recipe_study", args, PARTS)
 
 # %% [markdown]
 # ## The recipes
@@ -81,13 +81,13 @@ def recipe_study(args):
     runs = []
     for name, (factor, changes) in RECIPES.items():
         steps = args.steps * factor
-        recipe = dict(model.base_run(args), **changes, recipe=name, select="last",
+        recipe = dict(engine.base_run(args, model.RECIPE), **changes, recipe=name, select="last",
                       steps=steps, evaluate_every=max(1, steps // CURVE_POINTS))
         runs += [dict(recipe, T=T, h=h, seed=args.seed + s)
                  for T in lengths for h in heads for s in range(args.seeds)]
     results = plumbing.run_sweep(runs, args.workers, model.train_one,
-                                 lambda r: f"{r['recipe']:<26} " + model.run_label(r),
-                                 model.sweep_cost)
+                                 lambda r: f"{r['recipe']:<26} " + engine.run_label(r),
+                                 engine.sweep_cost)
     rows = []
     for name in RECIPES:
         for T in lengths:

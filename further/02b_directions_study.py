@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
+from engine import lesson02 as engine
 
 task = helpers.load_concept("01_retrieval_task")
 model = helpers.load_concept("02_multihead_model")
@@ -44,21 +45,17 @@ NOTEBOOK_ARGS = "--replay ../results/02b_directions_study.json"  # the notebook 
 
 
 def config(argv=None):
-    """Parse the flags (02's table and `replay`), with 02's checks; one line naming the flag and
-    exit code 2 for a run that cannot finish."""
-    args = model.check(plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                                       notebook_args=NOTEBOOK_ARGS))
-    if "directions" in args.changed:
-        plumbing.refuse("--directions", "the study trains every reading; leave --directions "
-                        "out")
-    return args
+    """Parse the flags (02's table and `replay`), with 02's refusals; one line naming the flag
+    and exit code 2 for a run that cannot finish. It trains every reading of the a_i, so it
+    has no --directions."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           notebook_args=NOTEBOOK_ARGS, refusals=model.refusals)
 
 
 # %%
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("02b_directions_study", args, PARTS, model.variant(args),
-                       model.VARIANT_FLAGS)
+    run = plumbing.Run("02b_directions_study", args, PARTS)
 
 # %% [markdown]
 # ## Three readings, the paper's cells, one distance
@@ -93,22 +90,22 @@ def directions_study(args):
     steps = args.steps * DIRECTION_STEP_FACTOR
     cells = [(T, h) for T in args.T for h in DIRECTION_CELLS.get(T, (args.D - 1, args.D))
              if h in args.heads]
-    runs = [dict(model.base_run(args), directions=kind, select="last", evaluate_every=0,
+    runs = [dict(engine.base_run(args, model.RECIPE), directions=kind, select="last", evaluate_every=0,
                  steps=steps, T=T, h=h, seed=args.seed + s)
             for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
     results = plumbing.run_sweep(runs, args.workers, model.train_one,
-                                 lambda r: f"{r['directions']:<12} " + model.run_label(r),
-                                 model.sweep_cost)
+                                 lambda r: f"{r['directions']:<12} " + engine.run_label(r),
+                                 engine.sweep_cost)
     readings = {}
     for kind in task.DIRECTIONS:
         rows = []
         for T, h in cells:
             stats = helpers.seed_stats(helpers.by_seed(results, "valid_nmse", directions=kind,
                                                        T=T, h=h))
-            ratios = {"mean / Table 2 mean": stats["mean"] / model.PAPER_TABLE_2[h][T]
-                      if T in model.PAPER_TABLE_2.get(h, {}) else None,
-                      "min / Table 3 min": stats["min"] / model.PAPER_TABLE_3[h][T]
-                      if h == 4 and T in model.PAPER_TABLE_3[h] else None}
+            ratios = {"mean / Table 2 mean": stats["mean"] / engine.PAPER_TABLE_2[h][T]
+                      if T in engine.PAPER_TABLE_2.get(h, {}) else None,
+                      "min / Table 3 min": stats["min"] / engine.PAPER_TABLE_3[h][T]
+                      if h == 4 and T in engine.PAPER_TABLE_3[h] else None}
             rows.append({"T": T, "h": h, **stats,
                          "ratios": {k: v for k, v in ratios.items() if v is not None}})
         logs = [abs(math.log10(v)) for row in rows for v in row["ratios"].values()]

@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
+from engine import lesson02 as engine
 from plumbing import Setting, int_list, positive_int
 
 model = helpers.load_concept("02_multihead_model")
@@ -26,7 +27,7 @@ model = helpers.load_concept("02_multihead_model")
 # %% [markdown]
 # ## Settings
 #
-# File 02's table (its model, recipe and data sizes, the same flags), with four rows of this
+# File 02's table (its D, learning rate and data sizes, the same flags), with four rows of this
 # study's own: the lengths, head counts, seeds and steps, whose default is already the paper's
 # step count (so `--full` is the default); and `replay`, which draws the committed run again from
 # its JSON instead of training (35 minutes). The committed notebook shows the committed run
@@ -49,20 +50,23 @@ NOTEBOOK_ARGS = "--replay ../results/02c_seed_count.json"  # the notebook draws 
 
 
 def config(argv=None):
-    """Parse the flags (02's table, these rows and `replay`), with 02's checks; one line naming
-    the flag and exit code 2 for a run that cannot finish."""
-    args = model.check(plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                                       full="as the default: 20,000 steps already",
-                                       notebook_args=NOTEBOOK_ARGS))
-    if args.seeds < 2:
-        plumbing.refuse("--seeds", "a minimum over k of n seeds needs n >= 2", smallest=2)
-    return args
+    """Parse the flags (02's table, these rows and `replay`), with 02's refusals; one line
+    naming the flag and exit code 2 for a run that cannot finish."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="as the default: 20,000 steps already",
+                           notebook_args=NOTEBOOK_ARGS, refusals=refusals)
+
+
+def refusals(args):
+    """Lesson 02's refusals, and a minimum over k of n seeds needs n >= 2."""
+    return model.refusals(args) + [("--seeds", args.seeds >= 2,
+                                    "a minimum over k of n seeds needs n >= 2", 2)]
 
 
 # %%
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("02c_seed_count", args, PARTS, model.variant(args), model.VARIANT_FLAGS)
+    run = plumbing.Run("02c_seed_count", args, PARTS)
 
 # %% [markdown]
 # ## The expected minimum over k seeds
@@ -89,10 +93,10 @@ if __name__ == "__main__":
 def seed_count_study(args):
     """Train every (T, h, seed); per (T, h) the seeds, the mean's 95 % t-interval and the
     expected minimum over k seeds for k = 1 ... n, beside the paper's numbers."""
-    runs = [dict(model.base_run(args), T=T, h=h, seed=args.seed + s)
+    runs = [dict(engine.base_run(args, model.RECIPE), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = plumbing.run_sweep(runs, args.workers, model.train_one, model.run_label,
-                                 model.sweep_cost)
+    results = plumbing.run_sweep(runs, args.workers, model.train_one, engine.run_label,
+                                 engine.sweep_cost)
     table = {}
     for T in args.T:
         table[str(T)] = {}
@@ -103,9 +107,9 @@ def seed_count_study(args):
                 "seeds": seeds, "mean_ci95": [mean, low, high],
                 "by_k": [{"k": k, **helpers.expected_minimum(seeds, k)}
                          for k in range(1, len(seeds) + 1)],
-                "paper": {"table_2_mean": model.PAPER_TABLE_2.get(h, {}).get(T),
-                          "table_3_min": model.PAPER_TABLE_3.get(h, {}).get(T),
-                          "table_3_same_model": h * args.head_dim == 32}}
+                "paper": {"table_2_mean": engine.PAPER_TABLE_2.get(h, {}).get(T),
+                          "table_3_min": engine.PAPER_TABLE_3.get(h, {}).get(T),
+                          "table_3_same_model": h * model.HEAD_DIM == 32}}
     return {"seed_count": table, "seconds": sum(r["seconds"] for r in results)}
 
 

@@ -4,171 +4,370 @@
 # Paper A (arXiv 2510.06662), Section 6 and Appendix B.1: does the knee of lesson 02 move where
 # the theory puts it when $E$, $D$ or the depth change (Tables 3–5), how close does the lesson's
 # model come on the paper's own grid (Table 2, Fig. 1a), and does a longer sequence ever give a
-# smaller error (the reversal score of Section 6.2, Fig. 2e)? The study draws the committed runs of
-# lesson 02's variant flags and of its `--full` preset again from their JSON, beside the paper's
-# tables; it trains nothing. `python further/02d_variants.py` (4.9 s on 2 cores).
+# smaller error (the reversal score of Section 6.2, Fig. 2e)? The study extends lesson 02 with a
+# fixed total width, stacked layers, the other readings of the $a_i$ and the best checkpoint;
+# given one of its flags it trains that variant, and without any it draws the committed runs
+# again from their JSON, beside the paper's tables, and trains nothing.
+# `python further/02d_variants.py` (4.9 s on 2 cores).
 
 # %%
-"""02d · Lesson 02's variants (Tables 3-5), the paper's grid and the reversal score, replayed."""
+"""02d · Lesson 02's variants (Tables 3-5), the paper's grid and the reversal score."""
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import torch
+from torch import nn
 
 # helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
+from engine import lesson02 as engine
+from plumbing import Setting, positive_int
 
+task = helpers.load_concept("01_retrieval_task")
 model = helpers.load_concept("02_multihead_model")
 
 # %% [markdown]
 # ## Settings
 #
-# No setting of its own: the study reads lesson 02's committed runs, each named below with the
-# lesson's command that wrote it (the variants at 4,000 steps, twice the lesson's default).
-# `--quick` and `--full` read the same files; `--quick` writes under its own name, for the tests.
+# Lesson 02's table (the same flags and presets), at 4,000 `steps` by default (twice the
+# lesson's, as the committed variants ran), with five rows of the study's own. With every row at
+# its preset the study trains nothing: it reads the committed runs named below (`--quick` reads
+# the same files and writes under its own name, for the tests). Change any row and it trains
+# that variant instead, lesson 02's sweep with the model below, and writes
+# `results/02d_variants<suffix>.json`, the suffix naming the variant (`_D3`, `_E32`, `_L2`, ...).
 
 # %%
-SETTINGS = {}
-PARTS = {"variants": (), "grid": (), "reversal": ()}
+SETTINGS = {
+    **model.SETTINGS,
+    "steps": model.SETTINGS["steps"]._replace(
+        default=4000, help="training steps per run (twice the lesson's)"),
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "total_width": Setting(None, ..., ..., positive_int,
+                           "fix E = n h instead of n: head_dim = ceil(E / h) (paper Table 3)"),
+    "layers": Setting(1, ..., ..., positive_int, "stacked attention layers L (Table 5 uses 2)"),
+    "block": Setting("standard", ..., ..., ("standard", "attention-only"),
+                     "layers before the last, with --layers > 1: attention and a per-layer "
+                     "FFN, or attention only"),
+    "directions": task.SETTINGS["directions"],
+    "select": Setting("last", ..., ..., ("last", "best"),
+                      "report the last model, or the best of the checkpoints evaluated on the "
+                      "validation set every 500 steps"),
+}
+PARTS = {"variants": (), "grid": (), "reversal": ()}  # the parts that draw the committed runs
+VARIANT_FLAGS = ("D", "total_width", "layers", "block", "directions", "select")  # named below
+CHECKPOINT_EVERY = 500  # steps between validation checkpoints with --select best
 RESULTS = plumbing.ROOT / "results"  # the committed runs, from the repository root or notebooks/
 
-# Lesson 02's committed runs: results/02_multihead_model<suffix>.json -> the flags that wrote it
-VARIANTS = {
-    "_E32": "--total-width 32 --steps 4000",
-    "_D3_E32": "--D 3 --total-width 32 --steps 4000",
-    "_D3": "--D 3 --steps 4000",
-    "_E32_L2_T8-32": "--layers 2 --total-width 32 --T 8,32 --steps 4000",
-    "_E32_L2_T8_heads1-2_lr0.003_steps20000": "--layers 2 --total-width 32 --T 8 --heads 1,2 "
-                                              "--steps 20000 --lr 3e-3",
-    "_E32_L2_attention_only_T8-32": "--layers 2 --total-width 32 --T 8,32 "
-                                    "--block attention-only --steps 4000",
+
+def config(argv=None):
+    """Parse the flags (lesson 02's table and these rows), with lesson 02's refusals."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           refusals=model.refusals,
+                           full="a variant at the paper's grid: T 8 ... 128, 20,000 steps, 3 "
+                                "seeds (with no row changed: the committed runs)")
+
+
+def variant(args):
+    """The file-name suffix of a variant (_D3, _E32, _L2, ...); the other flags get theirs from
+    the run (plumbing.output_suffix), so no variant lands on another's files."""
+    words = []
+    if args.D != 4:
+        words.append(f"D{args.D}")                       # Table 4's task
+    if args.total_width:
+        words.append(f"E{args.total_width}")             # Table 3's fixed E
+    if args.layers != 1:
+        words.append(f"L{args.layers}")                  # Table 5's depth
+    if args.layers > 1 and args.block != "standard":
+        words.append("attention_only")
+    if args.directions != task.DEFAULT_DIRECTIONS:
+        words.append(f"{args.directions}_directions")
+    if args.select != "last":
+        words.append("best")
+    return "".join(f"_{word}" for word in words)
+
+
+# %% [markdown]
+# ## Stacked layers
+#
+# The depth experiment of Table 5. The paper says only "a 2-layer transformer with no positional
+# encoding and no layer norm" and describes its models as the standard architecture with layer
+# norm removed. So by default (`--block standard`) each layer but the last is a standard block
+# on every stream $u$ (the $T$ tokens and the CLS): $u \leftarrow u + W_O\,\mathrm{Concat}[\dots]$,
+# then $u \leftarrow u + \mathrm{FFN}_\ell(u)$, a 2-layer GELU MLP of the same hidden width $N$ as
+# the encoder and read-out (our choice). The last layer is eq. 4, read at the CLS token, its FFN
+# being $\hat F$. `--block attention-only` has no FFN between the attention layers (the tokens
+# are updated with a residual, the CLS always). Keys and values always come from the token
+# streams. The encoder, $\hat c_0$ and $\hat F$ are lesson 02's, and every layer is its
+# `AttentionLayer`; lesson 02's `parameter_counts` counts the FFNs with the encoder.
+
+# %%
+class StackedModel(nn.Module):
+    """Lesson 02's model with n_layers attention layers (Table 5): each layer but the last a
+    standard block (attention, then FFN_l) or attention only; the last one eq. 4's."""
+
+    def __init__(self, *, n_heads, head_dim, width, n_layers, block="standard", token_dim=4,
+                 beta=1.0):
+        super().__init__()
+        embed = n_heads * head_dim                                          # E = n h
+        self.n_heads, self.head_dim, self.beta = n_heads, head_dim, beta
+        self.encoder = nn.Sequential(nn.Linear(token_dim, width), nn.ReLU(),
+                                     nn.Linear(width, embed))               # P_phi
+        self.cls = nn.Parameter(torch.randn(embed) / math.sqrt(embed))      # c_0
+        self.layers = nn.ModuleList(model.AttentionLayer(embed, n_heads, head_dim)
+                                    for _ in range(n_layers))
+        self.readout = nn.Sequential(nn.Linear(embed, width), nn.GELU(),
+                                     nn.Linear(width, 1))                   # F_hat
+        self.ffns = nn.ModuleList(                                          # FFN_l, l < L
+            nn.Sequential(nn.Linear(embed, width), nn.GELU(), nn.Linear(width, embed))
+            for _ in range(n_layers - 1)) if block == "standard" else nn.ModuleList()
+
+    def forward(self, x, return_attention=False):
+        """x [B, T, d] -> y_hat [B] (and the CLS attention weights of every layer)."""
+        tokens = self.encoder(x)                                            # x_hat(t), [B, T, E]
+        cls = self.cls.expand(x.shape[0], 1, -1)                            # [B, 1, E]
+        attention = []
+        for index, layer in enumerate(self.layers[:-1]):
+            streams = torch.cat([tokens, cls], dim=1)                       # u, [B, T+1, E]
+            update, weights = layer(streams, tokens, self.beta)
+            if self.ffns:                                                   # standard block
+                streams = streams + update                                  # u + W_O Concat[...]
+                streams = streams + self.ffns[index](streams)               # u + FFN_l(u)
+                tokens, cls = streams[:, :-1], streams[:, -1:]
+            else:                                                           # attention only
+                tokens, cls = tokens + update[:, :-1], cls + update[:, -1:]
+            attention.append(weights[:, -1])                                # CLS row, [B, h, T]
+        update, weights = self.layers[-1](cls, tokens, self.beta)
+        attention.append(weights[:, 0])
+        y = self.readout((cls + update).squeeze(1)).squeeze(-1)             # F_hat(c_0 + W_O ...)
+        return (y, attention) if return_attention else y
+
+
+# %% [markdown]
+# A variant's run is lesson 02's (`train_one`, its data and recipe) with the variant's model:
+# with a fixed width $E$ each of $h$ heads gets $n = \lceil E/h \rceil$ (Table 3), and with
+# `--select best` the run ends on its best validation checkpoint.
+
+# %%
+def build_variant(run):
+    """The model of one run of a variant: lesson 02's, or the stacked one."""
+    head_dim = math.ceil(run["total_width"] / run["h"]) if run["total_width"] else run["head_dim"]
+    if run["layers"] == 1:
+        return model.MultiHeadModel(n_heads=run["h"], head_dim=head_dim, width=run["width"])
+    return StackedModel(n_heads=run["h"], head_dim=head_dim, width=run["width"],
+                        n_layers=run["layers"], block=run["block"])
+
+
+def train_variant(run):
+    """Lesson 02's train_one with the variant's model (a module function: it runs in a pool)."""
+    return model.train_one(run, build_variant, keep_best=run["select"] == "best")
+
+
+def base_run(args):
+    """Lesson 02's shared run settings, with the variant's."""
+    return dict(engine.base_run(args, model.RECIPE), directions=args.directions,
+                total_width=args.total_width, layers=args.layers, block=args.block,
+                select=args.select,
+                evaluate_every=min(CHECKPOINT_EVERY, args.steps) if args.select == "best" else 0)
+
+
+# %% [markdown]
+# Each run is printed beside the paper's table of the same statistic and configuration
+# (minima, Tables 3–5; the lesson's own for its model at $n = 8$, $D = 4$).
+
+# %%
+# Table 4: MINIMUM over seeds, D = 3, fixed E = 32.
+PAPER_TABLE_4 = {
+    1: {8: 1.38e-2, 16: 1.63e-2, 32: 1.84e-2, 64: 2.17e-2, 128: 2.31e-2},
+    2: {8: 1.09e-3, 16: 7.08e-4, 32: 7.24e-4, 64: 7.76e-4, 128: 1.11e-3},
+    3: {8: 4.18e-7, 16: 1.72e-7, 32: 1.17e-7, 64: 3.58e-7, 128: 2.11e-7},
+    4: {8: 5.56e-7, 16: 1.22e-7, 32: 6.89e-8, 64: 1.85e-7, 128: 3.48e-7},
 }
-GRID = {"_full": "--full"}
-DEFAULTS = {"": "", "_steps4000": "--steps 4000"}  # the lesson's default, and at 4,000 steps
+# Table 5: MINIMUM over seeds, 2 layers, D = 4, E = 32, no positional encoding, no layer norm.
+PAPER_TABLE_5 = {
+    1: {8: 2.12e-4, 16: 1.85e-4, 32: 2.22e-4, 64: 3.13e-4, 128: 4.28e-4},
+    2: {8: 7.22e-6, 16: 2.69e-6, 32: 3.50e-6, 64: 3.07e-6, 128: 3.83e-6},
+    3: {8: 8.16e-6, 16: 1.83e-6, 32: 1.73e-6, 64: 3.86e-6, 128: 3.50e-6},
+    4: {8: 3.68e-6, 16: 1.87e-6, 32: 2.60e-6, 64: 4.32e-6, 128: 5.98e-6},
+    5: {8: 6.15e-6, 16: 3.02e-6, 32: 3.31e-6, 64: 3.78e-6, 128: 5.34e-6},
+}
+
+
+def paper_table(flags):
+    """{statistic: the paper's table of the same configuration} for a run's flags."""
+    width, layers = getattr(flags, "total_width", None), getattr(flags, "layers", 1)
+    block = getattr(flags, "block", "standard")
+    if layers == 1 and not width:
+        return model.paper_table(flags)
+    if layers == 1 and flags.D == 4 and width == 32:
+        return {"min": engine.PAPER_TABLE_3}
+    if layers == 1 and flags.D == 3 and width == 32:
+        return {"min": PAPER_TABLE_4}
+    if layers == 2 and flags.D == 4 and width == 32 and block == "standard":
+        return {"min": PAPER_TABLE_5}
+    return {}
+
+
+def title(flags):
+    """Fig. 1a's title for a run: its D, and L when stacked."""
+    layers = getattr(flags, "layers", 1)
+    return f"D = {flags.D}" + (f", E = {flags.total_width}" if getattr(flags, "total_width", None)
+                               else "") + (f", L = {layers} layers" if layers > 1 else ", 1 layer")
+
+
+def show(numbers, flags, name):
+    """Fig. 1a of a run (figures/<name>.png) and its printout beside the paper's table."""
+    run.figure(engine.plot_nmse(numbers, flags, title(flags)), name)
+    engine.report_sweep(numbers, flags, paper_table(flags))
+
+
+# %% [markdown]
+# ## Training a variant
+#
+# With any row changed, the study trains that configuration, draws its Fig. 1a
+# (`figures/02d_variants<suffix>.png`) and prints it beside the paper's table; one layer also
+# records where the heads look (lesson 02's measurement, no figure).
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    training = bool(args.changed)                   # a row changed: train it; else read the runs
+    run = plumbing.Run("02d_variants", args, PARTS, variant(args) if training else "",
+                       VARIANT_FLAGS if training else ())
+
+if __name__ == "__main__" and training:
+    trained, swept = engine.sweep(args, train_variant, base_run(args))
+    run.record(swept)
+    show(swept, args, "02d_variants")
+    run.record(engine.mechanism(trained, args, build_variant, model.head_specialisation)
+               if args.layers == 1 else {"mechanism": {}})
 
 
 # %% [markdown]
 # ## Reading a committed run
 #
-# Each run is drawn and printed by lesson 02's own functions: Fig. 1a
-# (`plot_nmse_vs_heads`, under the figure name the lesson gives that run) and the table of
-# minima and means beside the paper's table of the same statistic and configuration
-# (`report_sweep`, `paper_table`), with the drop at the knee, ours beside the paper's.
+# The committed runs, each named by the command that wrote it (the time is the file's
+# wall_time_s), are drawn and printed by the same functions:
+#
+# | results/ | command | time |
+# |---|---|---|
+# | `02d_variants_E32.json` | `--total-width 32` | 6 min 47 s |
+# | `02d_variants_D3_E32.json` | `--D 3 --total-width 32` | 7 min 15 s |
+# | `02d_variants_D3.json` | `--D 3` | 4 min 23 s |
+# | `02d_variants_E32_L2_T8-32.json` | `--layers 2 --total-width 32 --T 8,32` | 9 min 55 s |
+# | `02d_variants_E32_L2_T8_heads1-2_lr0.003_steps20000.json` | `--layers 2 --total-width 32 --T 8 --heads 1,2 --steps 20000 --lr 3e-3` | 6 min 24 s |
+# | `02d_variants_E32_L2_attention_only_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --block attention-only` | 5 min 28 s |
+# | `02_multihead_model_full.json` | `--full` | 100 min 47 s |
+# | `02_multihead_model_steps4000.json` | `--steps 4000` | 6 min 6 s |
+# | `02_multihead_model.json` | (the lesson's default) | the lesson's |
+#
+# The first six are `python further/02d_variants.py` with those flags (4,000 steps unless
+# named); the last three `python 02_multihead_model.py` with them.
 
 # %%
-def read_run(suffix):
-    """The numbers of results/02_multihead_model<suffix>.json (replay prints which run wrote
-    them) and the flags it ran with, as lesson 02's plotting and printing read them."""
-    path = RESULTS / f"02_multihead_model{suffix}.json"
+VARIANTS = {  # results/02d_variants<suffix>.json -> the flags of this study that wrote it
+    "_E32": "--total-width 32",
+    "_D3_E32": "--D 3 --total-width 32",
+    "_D3": "--D 3",
+    "_E32_L2_T8-32": "--layers 2 --total-width 32 --T 8,32",
+    "_E32_L2_T8_heads1-2_lr0.003_steps20000": "--layers 2 --total-width 32 --T 8 --heads 1,2 "
+                                              "--steps 20000 --lr 3e-3",
+    "_E32_L2_attention_only_T8-32": "--layers 2 --total-width 32 --T 8,32 "
+                                    "--block attention-only",
+}
+GRID = {"_full": "--full"}  # results/02_multihead_model<suffix>.json -> lesson 02's flags
+DEFAULTS = {"": "", "_steps4000": "--steps 4000"}  # the lesson's default, and at 4,000 steps
+
+
+def read_run(stem):
+    """The numbers of results/<stem>.json (replay prints which run wrote them) and the flags it
+    ran with, as the plotting and printing read them."""
+    path = RESULTS / f"{stem}.json"
     numbers = plumbing.replay(path)
     flags = argparse.Namespace(**json.loads(path.read_text())["config"])
     return numbers, flags
 
 
-# %% [markdown]
-# ## Running it
-#
-# Run as a script or in the notebook, the study starts its run here: `config()` parses the
-# common flags and the clock starts; each part below reads its runs, shows their figures where
-# they are discussed, and the last cell writes the reversal scores. Imported, it runs nothing.
+def draw(suffix):
+    """Fig. 1a of the committed variant results/02d_variants<suffix>.json and its printout."""
+    show(*read_run("02d_variants" + suffix), "02d_variants" + suffix)
 
-# %%
-def config(argv=None):
-    """Parse the common flags (the study has no table of its own)."""
-    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="as the default: the study reads committed runs")
-
-
-if __name__ == "__main__":
-    args = config()
-    run = plumbing.Run("02d_variants", args, PARTS)
 
 # %% [markdown]
 # ## a. The variants of Tables 3–5
 #
 # Theorem 2 puts the knee at $h = D$; Tables 3 and 4 move the width and $D$, and Table 5 stacks
 # two layers, where the paper's Conjecture 1 puts the knee at $L h \ge D$: $h = 2$ for $D = 4$.
-# Each variant is lesson 02's model and recipe with the flags named; minima over 2 seeds,
-# 4,000 steps (unless named), Gaussian $a_i$, the paper's table of minima in brackets.
+# Each variant is lesson 02's model and recipe with the flags named; 2 seeds, 4,000 steps
+# (unless named), Gaussian $a_i$.
 #
-# **Table 3: fixed $E = n h = 32$** (`--total-width 32`; head_dim $= \lceil 32/h \rceil$).
+# **Table 3: fixed $E = n h = 32$** (`--total-width 32`; head_dim $= \lceil 32/h \rceil$;
+# `figures/02d_variants_E32.png`).
 
 # %%
-if __name__ == "__main__" and "variants" in args.parts:
-    suffix = "_E32"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
+if __name__ == "__main__" and not training and "variants" in args.parts:
+    draw("_E32")
 
 # %% [markdown]
-# At $h = 4$ the minimum falls 26×, 15×, 9× at $T = 8, 32, 128$ [160–840×]; our level at the
-# knee is 8.3e-5, 2.0e-4, 5.1e-4 [1.3e-6, 3.4e-7, 5.7e-7].
+# At $h = 4$ the minimum falls 26×, 15×, 8.9× at $T = 8, 32, 128$ [paper: 160×, 803×, 837×];
+# our level at the knee is 8.3e-5, 2.0e-4, 5.1e-4 [paper: 1.3e-6, 3.4e-7, 5.7e-7].
 #
-# **Table 4: $D = 3$, fixed $E = 32$** (`--D 3 --total-width 32`).
+# **Table 4: $D = 3$, fixed $E = 32$** (`--D 3 --total-width 32`;
+# `figures/02d_variants_D3_E32.png`).
 
 # %%
-if __name__ == "__main__" and "variants" in args.parts:
-    suffix = "_D3_E32"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
+if __name__ == "__main__" and not training and "variants" in args.parts:
+    draw("_D3_E32")
 
 # %% [markdown]
-# The knee moves to $h = 3$: 85×, 55×, 41× [2,600–6,200×]; our level there 7.1e-5, 1.7e-4,
-# 2.7e-4 [4.2e-7, 1.2e-7, 2.1e-7].
+# The knee moves to $h = 3$: 85×, 55×, 41× [paper: 2608×, 6188×, 5261×]; our level there 7.1e-5,
+# 1.7e-4, 2.7e-4 [paper: 4.2e-7, 1.2e-7, 2.1e-7].
 #
-# **$D = 3$ at the lesson's $n = 8$** (`--D 3`; no paper table: Table 4 fixes $E$).
+# **$D = 3$ at the lesson's $n = 8$** (`--D 3`; no paper table: Table 4 fixes $E$;
+# `figures/02d_variants_D3.png`).
 
 # %%
-if __name__ == "__main__" and "variants" in args.parts:
-    suffix = "_D3"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
+if __name__ == "__main__" and not training and "variants" in args.parts:
+    draw("_D3")
 
 # %% [markdown]
 # The drop at $h = 3$: 67×, 105×, 77×.
 #
 # **Table 5: two layers** (`--layers 2 --total-width 32 --T 8,32`; each layer but the last a
-# standard block, attention then a per-layer FFN).
+# standard block, attention then a per-layer FFN; `figures/02d_variants_E32_L2_T8-32.png`).
 
 # %%
-if __name__ == "__main__" and "variants" in args.parts:
-    suffix = "_E32_L2_T8-32"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
+if __name__ == "__main__" and not training and "variants" in args.parts:
+    draw("_E32_L2_T8-32")
 
 # %% [markdown]
-# The knee is at $h = 2$ ($L h \ge D$, Conjecture 1): 19×, 15× [29×, 63×]; our levels at $h = 1$
-# 2.8e-3, 3.4e-3 [2.1e-4, 2.2e-4] and at $h = 2$ 1.5e-4, 2.3e-4 [7.2e-6, 3.5e-6].
+# The knee is at $h = 2$ ($L h \ge D$, Conjecture 1): 19×, 15× [paper: 29×, 63×]; our levels at
+# $h = 1$ 2.8e-3, 3.4e-3 [paper: 2.1e-4, 2.2e-4] and at $h = 2$ 1.5e-4, 2.3e-4 [paper: 7.2e-6,
+# 3.5e-6].
 #
-# **The same, trained longer** (`--T 8 --heads 1,2 --steps 20000 --lr 3e-3`).
+# **The same, trained longer** (`--T 8 --heads 1,2 --steps 20000 --lr 3e-3`;
+# `figures/02d_variants_E32_L2_T8_heads1-2_lr0.003_steps20000.png`).
 
 # %%
-if __name__ == "__main__" and "variants" in args.parts:
-    suffix = "_E32_L2_T8_heads1-2_lr0.003_steps20000"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
+if __name__ == "__main__" and not training and "variants" in args.parts:
+    draw("_E32_L2_T8_heads1-2_lr0.003_steps20000")
 
 # %% [markdown]
-# At $h = 2$: 99× [29×]; $h = 1$: 1.1e-3 [2.1e-4], 5.1× the paper's; $h = 2$: 1.1e-5 [7.2e-6],
-# 1.5×. This run uses lr 3e-3, a choice we did not compare with 1e-2 in a committed run.
+# At $h = 2$: 99× [paper: 29×]; $h = 1$: 1.1e-3 [paper: 2.1e-4], 5.1× the paper's; $h = 2$:
+# 1.1e-5 [paper: 7.2e-6], 1.5×. This run uses lr 3e-3, a choice we did not compare with 1e-2 in
+# a committed run.
 #
 # **Table 5 without the FFN** (`--block attention-only`: attention layers only, the tokens
-# updated with a residual).
+# updated with a residual; `figures/02d_variants_E32_L2_attention_only_T8-32.png`).
 
 # %%
-if __name__ == "__main__" and "variants" in args.parts:
-    suffix = "_E32_L2_attention_only_T8-32"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
+if __name__ == "__main__" and not training and "variants" in args.parts:
+    draw("_E32_L2_attention_only_T8-32")
 
 # %% [markdown]
 # **What we saw.** At $h = 2$: 15×, 14×; our level there 1.6e-4, 2.3e-4 — as with the FFN. The
@@ -179,31 +378,15 @@ if __name__ == "__main__" and "variants" in args.parts:
 # ## b. The paper's grid
 #
 # Appendix B.1's grid: $T = 8 \dots 128$, $h = 1 \dots 5$, 3 seeds, 20,000 steps
-# (`--full`), the lesson's model ($n = 8$: Table 2's at every $h$, Table 3's at $h = 4$), our
-# means beside Table 2's, our minima at $h = 4$ beside Table 3's.
+# (`python 02_multihead_model.py --full`), the lesson's model ($n = 8$: Table 2's at every $h$,
+# Table 3's at $h = 4$), our means beside Table 2's, our minima at $h = 4$ beside Table 3's
+# (`figures/02_nmse_vs_heads_full.png`).
 
 # %%
-if __name__ == "__main__" and "grid" in args.parts:
-    suffix = "_full"
-    numbers, flags = read_run(suffix)
-    run.figure(model.plot_nmse_vs_heads(numbers, flags), "02_nmse_vs_heads" + suffix)
-    model.report_sweep(numbers, flags)
-
-# %% [markdown]
-# **What we saw** (`results/02_multihead_model_full.json`, 100 min 47 s with other work sharing
-# the 2 cores):
-#
-# | | T = 8 | T = 16 | T = 32 | T = 64 | T = 128 |
-# |---|---|---|---|---|---|
-# | h = 3, our mean [Table 2 mean] | 1.6e-3 [6.9e-4] | 1.5e-3 [6.4e-4] | 1.8e-3 [9.1e-4] | 2.3e-3 [1.3e-3] | 2.5e-3 [1.6e-3] |
-# | h = 4, our mean [Table 2 mean] | 1.7e-5 [6.1e-5] | 1.2e-5 [4.4e-5] | 2.5e-5 [4.8e-5] | 4.3e-6 [8.8e-6] | 5.3e-5 [5.2e-6] |
-# | h = 4, our min [Table 3 min] | 1.2e-5 [1.3e-6] | 1.1e-5 [5.6e-7] | 1.6e-5 [3.4e-7] | 2.2e-6 [3.5e-7] | 1.8e-5 [5.7e-7] |
-# | drop h = 3 → 4 (minima) [Table 3] | 120× [160×] | 117× [388×] | 91× [803×] | 953× [1,072×] | 121× [837×] |
-#
-# Means against Table 2's: $h = 1$ 0.15–0.16×, $h = 2$ 0.39–0.46×, $h = 3$ 1.6–2.3×, $h = 4$ at or
-# below the paper's for $T \le 64$ (0.3–0.5×) and 10× above at $T = 128$. So each head below $D$
-# cuts our error 2.0–4.4×, the paper's 8.7–13×. The drops at the knee stay below Table 3's and the
-# $h = 4$ minima 6–48× above them, so training length explains at most part of the gap.
+if __name__ == "__main__" and not training and "grid" in args.parts:
+    numbers, flags = read_run("02_multihead_model_full")
+    run.figure(engine.plot_nmse(numbers, flags), "02_nmse_vs_heads_full")
+    engine.report_sweep(numbers, flags, paper_table(flags))
 
 # %% [markdown]
 # ## c. The reversal score (Section 6.2, Fig. 2e)
@@ -221,6 +404,11 @@ if __name__ == "__main__" and "grid" in args.parts:
 # one gave the smaller error and 0 otherwise.
 
 # %%
+COMMITTED = [*(f"02_multihead_model{suffix}" for suffix in DEFAULTS),
+             *(f"02d_variants{suffix}" for suffix in VARIANTS),
+             *(f"02_multihead_model{suffix}" for suffix in GRID)]  # the runs R(h) is taken of
+
+
 def reversal_score(errors):
     """R(h) of paper A §6.2 for errors listed in increasing T."""
     spread = max(errors) - min(errors)
@@ -238,19 +426,18 @@ def reversal_scores(table, heads, lengths):
 
 
 # %%
-PAPER_TABLES = {"Table 2 (mean)": model.PAPER_TABLE_2, "Table 3 (min, fixed E = 32)":
-                model.PAPER_TABLE_3, "Table 4 (min, D = 3)": model.PAPER_TABLE_4,
-                "Table 5 (min, 2 layers)": model.PAPER_TABLE_5}
+PAPER_TABLES = {"Table 2 (mean)": engine.PAPER_TABLE_2, "Table 3 (min, fixed E = 32)":
+                engine.PAPER_TABLE_3, "Table 4 (min, D = 3)": PAPER_TABLE_4,
+                "Table 5 (min, 2 layers)": PAPER_TABLE_5}
 
 
-def reversal_study(suffixes):
+def reversal_study(stems):
     """R(h) of each committed run (from its "nmse": minima and means) and of each of the
     paper's tables, over its five T."""
     runs = {}
-    for suffix in suffixes:
-        numbers, flags = read_run(suffix)
-        runs[f"02_multihead_model{suffix}"] = reversal_scores(numbers["nmse"], flags.heads,
-                                                              flags.T)
+    for stem in stems:
+        numbers, flags = read_run(stem)
+        runs[stem] = reversal_scores(numbers["nmse"], flags.heads, flags.T)
     paper = {name: {str(h): reversal_score([row[T] for T in sorted(row)])
                     for h, row in table.items()} for name, table in PAPER_TABLES.items()}
     return {"reversal": runs, "paper_reversal": paper}
@@ -293,8 +480,8 @@ def report_reversal(result):
 
 
 # %%
-if __name__ == "__main__" and "reversal" in args.parts:
-    reversal = run.record(reversal_study([*DEFAULTS, *VARIANTS, *GRID]))
+if __name__ == "__main__" and not training and "reversal" in args.parts:
+    reversal = run.record(reversal_study(COMMITTED))
     run.figure(plot_reversal(reversal), "02_reversal_score_full")
     report_reversal(reversal)
 
@@ -327,41 +514,6 @@ if __name__ == "__main__" and "reversal" in args.parts:
 # Every variant puts the knee where the theory does; what differs is the level at and above it,
 # higher in ours at every depth, width and $D$, so our drops are smaller. At the paper's grid the
 # reversal appears from $h = 3$ in ours as in Table 2's means, weaker.
-
-# %% [markdown]
-# ## Commands and files
-#
-#     python further/02d_variants.py          # reads the committed runs, trains nothing: 4.9 s
-#     python further/02d_variants.py --quick  # the same, written under its own name (the tests)
-#     python further/02d_variants.py --parts reversal   # only the reversal score
-#
-# The runs it reads, each written by lesson 02 with the flags `VARIANTS`, `GRID` and `DEFAULTS`
-# name (the time is the file's wall_time_s; run again, a variant's command writes its file name
-# followed by `_steps4000`):
-#
-# | results/ | `python 02_multihead_model.py` with | time |
-# |---|---|---|
-# | `02_multihead_model_E32.json` | `--total-width 32 --steps 4000` | 6 min 47 s |
-# | `02_multihead_model_D3_E32.json` | `--D 3 --total-width 32 --steps 4000` | 7 min 15 s |
-# | `02_multihead_model_D3.json` | `--D 3 --steps 4000` | 4 min 23 s |
-# | `02_multihead_model_E32_L2_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --steps 4000` | 9 min 55 s |
-# | `02_multihead_model_E32_L2_T8_heads1-2_lr0.003_steps20000.json` | `--layers 2 --total-width 32 --T 8 --heads 1,2 --steps 20000 --lr 3e-3` | 6 min 24 s |
-# | `02_multihead_model_E32_L2_attention_only_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --block attention-only --steps 4000` | 5 min 28 s |
-# | `02_multihead_model_full.json` | `--full` | 100 min 47 s |
-# | `02_multihead_model_steps4000.json` | `--steps 4000` | 6 min 6 s |
-# | `02_multihead_model.json` | (the lesson's default) | the lesson's |
-#
-# Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):
-# `results/02d_variants.json` with "reversal" → "<run>" → {"from_min", "from_mean"} → "<h>" (the
-# key of the same meaning in lesson 02's committed runs, here for each run the study reads) and
-# "paper_reversal" → "<table>" → "<h>"; `figures/02_nmse_vs_heads<suffix>.png` for each variant
-# (e.g. `figures/02_nmse_vs_heads_E32.png`), `figures/02_nmse_vs_heads_full.png` and
-# `figures/02_reversal_score_full.png`.
-
-# %% [markdown]
-# ## The run's file
-#
-# The reversal scores above, with the flags of this run and its wall time.
 
 # %%
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 #
 # Paper A (arXiv 2510.06662), §6.1, Fig. 1b: below D heads, −log NMSE grows roughly linearly in
 # log(parameters), the power law Theorem 2(2) leads one to expect; at h = D the curve is flat or
-# rises ("mild overfitting"). Does file 02's model, its MLP width swept, show both? This study
+# rises ("mild overfitting"). Does lesson 02's model, its MLP width swept, show both? This study
 # deepens 03's bounds with trained models. `python further/03a_params_vs_error.py` (2 min 13 s
-# on 2 cores); its notebook replays the run of 03's former default, which held this part.
+# on 2 cores; `--full`: a wider N sweep, 5 T, 3 seeds, not timed); its notebook replays a
+# committed run of the same sweep (`--replay results/03a_params_vs_error_torch2.14.json`).
 
 # %%
 """03a · Fig. 1b trained: min validation NMSE against parameters, h = 3 and h = 4 (study of 03)."""
@@ -18,18 +19,19 @@ import matplotlib.pyplot as plt
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
+from engine import lesson03 as engine03  # fit_slope: lesson 03's log-log slope
 from plumbing import Setting, int_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
-bounds = helpers.load_concept("03_bounds")
 
 # %% [markdown]
 # ## Settings
 #
 # The sweep's sizes, one row each (default, `--quick`, `--full`), and `replay`, which draws the
-# committed run again from its JSON instead of training. The model and its recipe are file 02's
-# (`model_file.RECIPE`: head dimension, batch size, learning rate); only the MLP width N moves.
+# committed run again from its JSON instead of training. The model and its recipe are lesson
+# 02's (`model_file.RECIPE`: head dimension, batch size, learning rate); only the MLP width N
+# moves. `refusals` ends, in one line naming the flag, a sweep that could not finish.
 
 # %%
 SETTINGS = {
@@ -51,7 +53,22 @@ SETTINGS = {
 }
 PARTS = {"widths": ()}  # the study is one part
 
-NOTEBOOK_ARGS = "--replay ../results/03_bounds_before_split.json"  # the notebook: the committed run
+NOTEBOOK_ARGS = "--replay ../results/03a_params_vs_error_torch2.14.json"  # the committed run
+
+
+def refusals(args):
+    """Sweeps that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
+            ("--widths", len(set(args.widths)) >= 2,
+             "give at least two different widths to fit a slope", "1,2")]
+
+
+def config(argv=None):
+    """Parse the flags (the table above); refuse what `refusals` refuses (one line, exit 2)."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="a wider N sweep, 5 T, 3 seeds", notebook_args=NOTEBOOK_ARGS,
+                           refusals=refusals)
+
 
 # %% [markdown]
 # ## Fig. 1b: error against parameters, trained
@@ -60,7 +77,7 @@ NOTEBOOK_ARGS = "--replay ../results/03_bounds_before_split.json"  # the noteboo
 # head count below $D$ and one at $D$. The paper: below $D$, $-\log \mathrm{NMSE}$ grows roughly
 # linearly in $\log(\text{parameters})$ — a power law, shifted up at larger $T$; at $h = D$ the
 # curve is flat or rises (mild overfitting). We fit the slope of $\log_{10}\mathrm{NMSE}$ against
-# $\log_{10}(\text{parameters})$ per $(h, T)$ (file 03's `fit_slope`).
+# $\log_{10}(\text{parameters})$ per $(h, T)$ (`fit_slope`, the slope lesson 03 fits in $\beta$).
 #
 # **The paper's numbers.** Its text gives no slope and no values, and not its widths N. Read off
 # the axes of its Fig. 1b (our paper notes, an estimate, not a number the paper states): the
@@ -70,7 +87,7 @@ NOTEBOOK_ARGS = "--replay ../results/03_bounds_before_split.json"  # the noteboo
 
 # %%
 def width_sweep(args):
-    """Train every (h, T, N, seed) with file 02's training and its RECIPE (head dimension,
+    """Train every (h, T, N, seed) with lesson 02's training and its RECIPE (head dimension,
     batch size, learning rate), the width N swept; returns the runs."""
     runs = [dict(model_file.RECIPE, width=N, T=T, h=h, seed=args.seed + s, D=args.D,
                  directions=args.directions, total_width=None, layers=1, steps=args.steps,
@@ -109,7 +126,7 @@ def summarise_widths(results):
         table.setdefault(str(h), {})[str(T)] = {
             "widths": widths, "parameters": parameters, "min_nmse": errors,
             "train_nmse": [train for _, train in best],
-            "slope": bounds.fit_slope(parameters, errors)}
+            "slope": engine03.fit_slope(parameters, errors)}
     return table
 
 
@@ -160,42 +177,26 @@ def report_paper(result, args):
 
 
 # %% [markdown]
-# ## Running it
-#
-# `config()` parses the flags and refuses, in one line naming the flag, a sweep that could not
-# finish; the run cell then trains (or replays the committed run), shows the figure and prints
-# ours beside the paper's. Imported, the file runs nothing.
+# The run: the flags are parsed, then the sweep trains (or `--replay` draws the committed run
+# again), the figure follows and the printout sets ours beside the paper's. Imported, the file
+# runs nothing.
 
 # %%
-def config(argv=None):
-    """Parse the flags (the table above), and check before any work that the run they describe
-    can finish with finite numbers (else one line naming the flag, exit code 2)."""
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="a wider N sweep, 5 T, 3 seeds", notebook_args=NOTEBOOK_ARGS)
-    if args.D > 4:
-        plumbing.refuse("--D", f"must be between 1 and d = 4, got {args.D}")
-    if len(set(args.widths)) < 2:
-        plumbing.refuse("--widths", "give at least two different widths to fit a slope",
-                        smallest="1,2")
-    return args
-
-
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("03a_params_vs_error", args, PARTS)
-
-
-# %%
 if __name__ == "__main__" and "widths" in args.parts:
     numbers = plumbing.replay(args.replay) if args.replay else run.record(run_widths(args))
     run.figure(plot_widths(numbers, args), "03_params_vs_nmse")
     report_widths(numbers, args)
     report_paper(numbers, args)
+if __name__ == "__main__" and not args.replay:
+    run.finish()   # a replay writes nothing: its numbers are the committed file's
 
 # %% [markdown]
 # ## What the committed run shows
 #
-# `results/03_bounds_before_split.json` (03's default before this part became a study: min over
+# `results/03a_params_vs_error_torch2.14.json` (the default sweep on torch 2.14.1: min over
 # 2 seeds, 3,000 steps, N = 8 … 64, T = 8 and 32): the fitted slope of log NMSE against log
 # parameters is −0.54 (T = 8) and −0.53 (T = 32) for h = 3, −0.19 and +0.11 for h = 4: as in the
 # paper, below D more parameters help and at h = D little. Where the h = 4 validation error rises
@@ -204,8 +205,11 @@ if __name__ == "__main__" and "widths" in args.parts:
 #
 # Beside the paper's figure our errors are higher at both head counts: at h = 3 ours span 2.3e-3
 # to 1.3e-2 against about 1.6e-4 to 4.0e-4, at h = 4 1.6e-4 to 4.4e-4 against about 1.6e-7 to
-# 1.0e-6. The gap at h = 4 (about 400–1,000×) is of the order file 02 finds between its h = 4
+# 1.0e-6. The gap at h = 4 (about 400–1,000×) is of the order lesson 02 finds between its h = 4
 # minima and Table 3's (60–900×), with 3,000 steps and 2 seeds here.
+#
+# The study's own default run on torch 2.13.0 (`results/03a_params_vs_error.json`, 2 min 13 s)
+# gives the same minima to within 1.8 % and the slopes −0.54 and −0.53 (h = 3) again.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -216,32 +220,4 @@ if __name__ == "__main__" and "widths" in args.parts:
 # | at h = D more parameters help little, "mild overfitting" (Fig. 1b, h = 4) | no slope given; about 1.6e-7 … 1.0e-6 (read off the figure) | slope −0.19 (T = 8), +0.11 (T = 32); 1.6e-4 … 4.4e-4 | where our error rises the training error rises too: under-training, not overfitting |
 #
 # The shape of Fig. 1b comes back (a power law below D, flat at D); its level does not, as in
-# file 02.
-
-# %% [markdown]
-# ## Commands and files
-#
-#     python further/03a_params_vs_error.py          # T 8, 32, h 3, 4, 2 seeds: 2 min 13 s
-#     python further/03a_params_vs_error.py --quick  # seconds; what the tests use
-#     python further/03a_params_vs_error.py --full   # wider N sweep, 5 T, 3 seeds (not timed)
-#     python further/03a_params_vs_error.py --replay results/03_bounds_before_split.json
-#
-# The last line draws the committed run again (its notebook does so): 03's former default, 4 min
-# 0 s with its parts a, b and d, which train nothing. The study's own default run
-# (`results/03a_params_vs_error.json`, torch 2.13.0+cpu where that run used 2.14.1+cu130) gives the
-# same minima to within 1.8 % and the slopes −0.54 and −0.53 (h = 3) again.
-#
-# Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):
-# `results/03a_params_vs_error.json`, key `widths` → `"<h>"` → `"<T>"` → `{"widths",
-# "parameters", "min_nmse", "train_nmse", "slope"}` (the same key and meaning as in
-# `results/03_bounds_before_split.json`); `figures/03_params_vs_nmse.png`.
-
-# %% [markdown]
-# ## The run's file
-#
-# Every number above, with the flags that produced them and the run's wall time (a replay
-# writes nothing: its numbers are the committed file's).
-
-# %%
-if __name__ == "__main__" and not args.replay:
-    run.finish()
+# lesson 02.

@@ -6,43 +6,56 @@
 # as $L$ grows? This study trains lesson 05's part b heads (its training, the same runs) and
 # measures each as it finishes: its largest logit, and its error when its $W_Q^\top W_K$ is cut
 # to each lower rank. `python further/05b_low_rank.py` (1 min 59 s on 2 cores); the notebook
-# replays the committed run (`results/05_saturation_before_split.json`, 4 min 3 s with file 05's
-# other parts).
+# replays that committed run (`results/05b_low_rank.json`).
 
 # %%
 """05b · Low rank after training: part b's heads of file 05, their logits and SVD truncation."""
 import copy
-import statistics
 import sys
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import torch
 
 # helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
+from engine import lesson05 as engine
 
 saturation = helpers.load_concept("05_saturation")  # part b: its target, heads and training
 
 # %% [markdown]
 # ## Settings
 #
-# File 05's table without its lemma's lengths (part b's runs, the same flags and presets), and
-# `replay`, which draws a committed run again from its JSON instead of training; the committed
-# notebook shows the committed default run this way, and its first lines say which.
+# Lesson 05's table (part b's runs, the same flags and presets), with one more head dimension
+# by default, d = 4 between 1 and the full rank 8, so that the cuts have a trained head of
+# middle rank beside them; and `replay`, which draws a committed run again from its JSON instead
+# of training; the committed notebook shows the committed default run this way, and its first
+# lines say which.
 
 # %%
 SETTINGS = {
-    **{name: row for name, row in saturation.SETTINGS.items() if name != "lemma_L"},
+    **saturation.SETTINGS,
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "head_dims": saturation.SETTINGS["head_dims"]._replace(default=[1, 4, 8]),
     "replay": plumbing.REPLAY,
 }
 PARTS = {"low_rank": ()}  # the study is one part
 LOGIT_SPREAD_SEQUENCES = 500  # validation sequences whose logits are measured, per run
 
-# The notebook draws the committed run: file 05's default run when it held this part.
-NOTEBOOK_ARGS = "--replay ../results/05_saturation_before_split.json"
+NOTEBOOK_ARGS = "--replay ../results/05b_low_rank.json"  # the notebook: the committed run
+
+
+def config(argv=None):
+    """Parse the flags (file 05's table and `replay`); file 05's refusals of part b."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="L up to 256, d up to 16, B = 2 and 3",
+                           notebook_args=NOTEBOOK_ARGS, refusals=saturation.refusals)
+
+
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("05b_low_rank", args, PARTS, plumbing.replay_suffix(args), ("replay",))
 
 # %% [markdown]
 # ## Low rank after training, measured on part b's heads
@@ -97,8 +110,8 @@ def run_low_rank(args):
     of the same heads, "logit_spread" and "truncation_free"."""
     runs = [dict(run, truncate=run["cap"] is None and run["head_dim"] == args.head_dims[-1])
             for run in saturation.model_side_runs(args)]
-    results = saturation.sweep(args, train_and_probe, runs)
-    numbers = saturation.summarise_model_side(results, args)
+    results = engine.sweep(runs, args.workers, train_and_probe, engine.kind_of)
+    numbers = engine.summarise_model_side(results, args)
     numbers["model_side"]["logit_spread"] = {
         "free": logit_spread(results, args, None),
         "capped": {f"{B:g}": logit_spread(results, args, B) for B in args.caps}}
@@ -125,88 +138,23 @@ def truncation_free(results, args):
     return truncation
 
 
-def plot_logit_spread(result, args):
-    """Max |logit| of the trained d = r heads per L, each seed a dot, free and capped."""
-    figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    for name, by_length in saturation.by_kind(result["model_side"]["logit_spread"],
-                                              "free").items():
-        lengths = [int(L) for L in by_length]
-        values = [entry["logit_max_abs"] for entry in by_length.values()]
-        line, = axis.semilogx(lengths, [sum(v) / len(v) for v in values], "o-", label=name)
-        for L, seeds in zip(lengths, values):
-            axis.semilogx([L] * len(seeds), seeds, ".", color=line.get_color(), alpha=0.5)
-    helpers.label_log_axis(axis, lengths)
-    axis.set_xlabel("sequence length L"), axis.set_ylabel("max |logit| of the trained head")
-    axis.set_title("Do trained logits stay bounded as L grows?"), axis.legend(fontsize=7)
-    return figure
-
-
-def plot_truncation(result, args):
-    """NMSE increase of the free d_max head truncated to rank r (mean over seeds)."""
-    figure, axis = plt.subplots(figsize=(5.5, 3.6))
-    for L, by_rank in result["model_side"]["truncation_free"].items():
-        ranks = [int(r) for r in by_rank]
-        axis.plot(ranks, [sum(v) / len(v) for v in by_rank.values()], "o-", label=f"L = {L}")
-    axis.set_xlabel("kept rank r"), axis.set_ylabel("NMSE(r) - NMSE(full), mean over seeds")
-    axis.set_title("SVD truncation of trained free heads"), axis.legend(fontsize=7)
-    return figure
-
-
-def report_trained_heads(result, args):
-    """Largest |logit| per kind against L; truncation costs per L (means). The lengths and the
-    largest d are the run's own, read from its numbers, so a replay prints its own run's."""
-    side = result["model_side"]
-    mean = statistics.fmean                                 # over seeds
-    lengths = [int(L) for L in side["logit_spread"]["free"]]
-    largest_d = 1 + max(int(r) for by_rank in side["truncation_free"].values() for r in by_rank)
-    print(f"d. largest |logit| of the trained d = {side['rank']} heads, L = {lengths}: "
-          + "; ".join(
-        f"{name} " + " -> ".join(f"{mean(e['logit_max_abs']):.2f}" for e in by_length.values())
-        for name, by_length in saturation.by_kind(side["logit_spread"], "free",
-                                                  "capped B={}").items()))
-    print(f"   free d = {largest_d} heads cut to rank r = 1, 2, ...: NMSE + " + "; ".join(
-        f"L = {L}: " + ", ".join(f"{mean(v):.3f}" for v in by_rank.values())
-        for L, by_rank in side["truncation_free"].items()))
-
-
-# %% [markdown]
-# ## Running it
-#
-# The study parses its flags, refuses sizes that cannot give finite numbers with file 05's own
-# checks of part b (one line naming the flag, exit code 2) and starts the clock; the next cell
-# trains, or with `--replay FILE` draws a committed run again
-# (`results/05_saturation_before_split.json`, file 05's default run when it held this part;
-# `results/05_saturation_full.json`, its `--full` run, whose figures are then named
-# `05_logit_spread_full.png` and `05_truncation_full.png`, as committed).
-
-# %%
-def config(argv=None):
-    """Parse the flags (file 05's table and `replay`), with file 05's checks of part b; one
-    line naming the flag and exit code 2 for a run that cannot finish."""
-    return saturation.check_model_side(plumbing.config(
-        SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-        full="L up to 256, d up to 16, B = 2 and 3", notebook_args=NOTEBOOK_ARGS))
-
-
-if __name__ == "__main__":
-    args = config()
-    run = plumbing.Run("05b_low_rank", args, PARTS, plumbing.replay_suffix(args), ("replay",))
-
 # %%
 if __name__ == "__main__" and "low_rank" in args.parts:
     if args.replay:
         model_side = plumbing.replay(args.replay)
     else:
         model_side = run.record(run_low_rank(args))
-    run.figure(plot_logit_spread(model_side, args), "05_logit_spread")
-    run.figure(plot_truncation(model_side, args), "05_truncation")
-    report_trained_heads(model_side, args)
+    run.figure(engine.plot_logit_spread(model_side), "05_logit_spread")
+    run.figure(engine.plot_truncation(model_side), "05_truncation")
+    engine.report_trained_heads(model_side)
+if __name__ == "__main__" and not args.replay:
+    run.finish()
 
 # %% [markdown]
 # ## What we saw
 #
-# **The committed default run** (`results/05_saturation_before_split.json`, file 05's default
-# run when it held this part: 5 seeds, 1,500 steps, L = 16 … 128, d = 1, 4, 8). Trained free
+# **The committed default run** (`results/05b_low_rank.json`: 5 seeds, 1,500 steps, L = 16 …
+# 128, d = 1, 4, 8). Trained free
 # heads of dimension $r = 8$ raise their largest logit as $L$ grows (8.02 → 9.46 → 10.89 →
 # 12.31): a cap of $B = 2$ forbids that, though any cap $B \ge 12.31$ would allow it; the capped
 # ones stay below $B = 2$ (1.86 → 1.93).
@@ -214,8 +162,8 @@ if __name__ == "__main__" and "low_rank" in args.parts:
 # NMSE at $L = 16$ and 1.026 at $L = 128$, kept rank 7 still 0.026 and 0.112. On this target,
 # whose coupling has rank 8, the trained head uses its whole rank.
 #
-# **The reference run** (`results/05_saturation_full.json`, file 05 `--full`, 33 min 48 s with
-# its other parts: L up to 256, d up to 16, B = 2 and 3, 2,500 steps). The largest free logit
+# **The reference run** (`results/05_saturation_full.json`, part b at lesson 05's `--full`
+# settings: L up to 256, d up to 16, B = 2 and 3, 2,500 steps). The largest free logit
 # keeps rising (8.35 → 15.52 from L = 16 to 256); the capped stay below B (B = 2: 1.83 → 1.92;
 # B = 3: 2.62 → 2.69). The free $d = 16$ heads lose almost nothing when cut to rank 8, the
 # target's rank (at most +0.0002, 0.000 to three decimals at every L and every rank from 8 to
@@ -223,7 +171,7 @@ if __name__ == "__main__" and "low_rank" in args.parts:
 # head twice too wide is low rank after training, at exactly the rank its target needs. Drawn
 # again by
 # `python further/05b_low_rank.py --replay results/05_saturation_full.json` (figures
-# `05_logit_spread_full.png`, `05_truncation_full.png`).
+# `figures/05_logit_spread_full.png`, `figures/05_truncation_full.png`).
 #
 # Paper B states no number of this kind (Corollary 5.1 is not in our sources).
 
@@ -238,30 +186,3 @@ if __name__ == "__main__" and "low_rank" in args.parts:
 #
 # Trained free heads concentrate by growing their logits, the route the bounded-logit lemma
 # closes; they are low rank after training only down to the rank their target has.
-
-# %% [markdown]
-# ## Commands and files
-#
-#     python further/05b_low_rank.py          # file 05's part b, measured: 1 min 59 s
-#     python further/05b_low_rank.py --full   # L up to 256, d up to 16, B = 2 and 3
-#     python further/05b_low_rank.py --quick  # seconds; what the tests use
-#     python further/05b_low_rank.py --replay results/05_saturation_before_split.json
-#     python further/05b_low_rank.py --replay results/05_saturation_full.json
-#
-# The last two draw the committed default and `--full` runs again (seconds).
-#
-# Output (under `runs/`; `--out .` refreshes the committed files; a replay writes its figures
-# only): `results/05b_low_rank.json` with `"model_side"`: part b's numbers as in file 05, and
-# `"logit_spread"` (per kind, L: every seed's `logit_std` and `logit_max_abs` of the $d = r$
-# heads) and `"truncation_free"` (per L and kept rank: every seed's NMSE increase of the free
-# heads of the largest d); `figures/05_logit_spread.png`, `05_truncation.png`.
-
-# %% [markdown]
-# ## The run's file
-#
-# Every number above, with the flags that produced them and the run's wall time (a replay
-# writes nothing: its numbers are the committed file's).
-
-# %%
-if __name__ == "__main__" and not args.replay:
-    run.finish()

@@ -6,7 +6,7 @@
 # which paper B (arXiv 2510.03784, §5–6) expects of later layers? Character models on the Python
 # language reference, beside the same model limited to 3 characters; then each head's score cut
 # to rank r. `python further/06a_text_allocation.py` (1 min 45 s on 2 cores; its notebook replays
-# parts c and d of 06's committed default run, 8 min 44 s for its parts a–g).
+# the committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06b's and 06c's models).
 
 # %%
 """06a · Character models at equal attention budgets, a 3-character control, rank by layer."""
@@ -26,46 +26,49 @@ import helpers
 import plumbing
 from plumbing import Setting, positive_int
 
-allocation = helpers.load_concept("06_allocation")  # its transformer, allocations and rules
+from engine import lesson06 as allocation_engine  # 06's pairs, summaries and bars
+
+allocation = helpers.load_concept("06_allocation")  # its transformer and allocations
+rules = helpers.load_concept("06e_allocation_rules")  # the allocation rules, read on text here
 
 # %% [markdown]
 # ## Settings
 #
 # Each row's default, `--quick` (seconds, for the tests) and `--full` values side by side
 # (`...`: as the default); each row is a flag. `replay` draws a committed run again from its
-# JSON instead of training (the notebook draws 06's committed default run this way).
+# JSON instead of training (the notebook draws the committed run this way).
 
 # %%
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "key_dim": Setting(8, 4, 8, positive_int, "p, the rich head dimension of 06's allocations "
-                       "(even, at least 4); d truncates to the ranks 1 ... p - 1"),
-    "lm_steps": Setting(1000, 40, 3000, positive_int, "c: training steps per character model"),
-    "text_T": Setting(64, 16, 64, positive_int, "c: context length of the character models"),
-    "text_seeds": Setting(3, 2, 5, positive_int, "c: paired seeds per allocation (at least 2)"),
-    "text_batch": Setting(16, ..., ..., positive_int, "c: windows per training step"),
-    "text_width": Setting(48, 16, 48, positive_int, "c: model width E"),
+                       "(even, at least 4); b truncates to the ranks 1 ... p - 1"),
+    "lm_steps": Setting(1000, 40, 3000, positive_int, "a: training steps per character model"),
+    "text_T": Setting(64, 16, 64, positive_int, "a: context length of the character models"),
+    "text_seeds": Setting(3, 2, 5, positive_int, "a: paired seeds per allocation (at least 2)"),
+    "text_batch": Setting(16, ..., ..., positive_int, "a: windows per training step"),
+    "text_width": Setting(48, 16, 48, positive_int, "a: model width E"),
     "text_chars": Setting(400000, 60000, 2000000, positive_int,
-                          "c: characters of text used at most"),
-    "text": Setting(None, ..., ..., Path, "c: a text file (default: the Python language "
+                          "a: characters of text used at most"),
+    "text": Setting(None, ..., ..., Path, "a: a text file (default: the Python language "
                     "reference, pydoc_data.topics)"),
     "replay": plumbing.REPLAY,
 }
-PARTS = {"c": (), "d": ("c",)}  # d cuts the heads of c's trained models
+PARTS = {"a": (), "b": ("a",)}  # b cuts the heads of a's trained models
 
-# the notebook draws the committed run (06's default run, parts a-g, before the split)
-NOTEBOOK_ARGS = "--replay ../results/06_allocation_before_split.json"
-DEFAULT_RUN = "06_allocation_before_split.json"   # 06's default run, parts a-g, before the split
-FULL_RUN = "06_allocation_full.json"              # 06 --full, parts a-e: c and d at full scale
+# the notebook draws the committed run: this study's models at the default, with 06b's and 06c's
+NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
+DEFAULT_RUN = "06a_06b_06c_replayed.json"   # the default run the notebook draws
+FULL_RUN = "06_allocation_full.json"        # 06's --full run, with this study's models at full scale
 
-TEXT_LR = 1e-2            # part c: AdamW's peak learning rate for the character models
-TEXT_WEIGHT_DECAY = 0.01  # part c: AdamW's weight decay for the character models
-TEXT_SPLIT = 0.9          # part c: the first 90 % of the characters train, the rest validate
-EVALUATION_WINDOWS = 256  # part c: evenly spaced held-out windows scored by every model
-CONTEXT_LIMIT = 3         # part c: characters the control sees
+TEXT_LR = 1e-2            # part a: AdamW's peak learning rate for the character models
+TEXT_WEIGHT_DECAY = 0.01  # part a: AdamW's weight decay for the character models
+TEXT_SPLIT = 0.9          # part a: the first 90 % of the characters train, the rest validate
+EVALUATION_WINDOWS = 256  # part a: evenly spaced held-out windows scored by every model
+CONTEXT_LIMIT = 3         # part a: characters the control sees
 
 # %% [markdown]
-# ## c. Text that needs no download
+# ## a. Text that needs no download
 #
 # **The paper's claim** [summary]: paper B compares allocations of heads and head dimensions
 # across layers on its own data (§6); its data and numbers are not in our sources. We take file
@@ -91,10 +94,41 @@ def encode_text(text):
     return torch.tensor([index.get(c, unknown) for c in text], dtype=torch.long), alphabet
 
 
+def context_mask(seq_len, n_layers, context=None):
+    """[T, T], True where position t may not look at s: the future (s > t) and, with a context
+    of c characters, every s <= t - w, w = (c - 1) / n_layers + 1, so that the whole stack sees
+    exactly the last c positions (n_layers hops of w - 1 steps back)."""
+    if context is not None and (context - 1) % n_layers:
+        raise ValueError(f"a context of {context} is not 1 + a multiple of {n_layers} layers")
+    reach = seq_len if context is None else (context - 1) // n_layers + 1  # w
+    t, s = torch.arange(seq_len)[:, None], torch.arange(seq_len)
+    return (s > t) | (t - s >= reach)
+
+
+class CharacterModel(allocation.AllocatedTransformer):
+    """06's transformer on characters: an embedding of the vocab characters (one-hot tokens of
+    dimension vocab), logits for the next character at every position, and a `context` that
+    limits what the stack sees to the last `context` characters (the control below)."""
+
+    def __init__(self, layers, width, seq_len, vocab, context=None):
+        super().__init__(layers, width, seq_len, token_dim=vocab, out_dim=vocab)
+        self.mask = context_mask(seq_len, len(layers), context)
+
+    def embedding(self, vocab, width):
+        return nn.Embedding(vocab, width)
+
+    def forward(self, x):
+        """x [B, T] characters -> logits [B, T, vocab]."""
+        seq_len = x.shape[1]
+        u = self.embed(x) + self.position[:seq_len]
+        for block in self.blocks:
+            u = block(u, self.mask[:seq_len, :seq_len])
+        return self.out(self.norm(u))
+
+
 def language_model(run):
     """The character model a run describes (its allocation, and its context limit if any)."""
-    return allocation.AllocatedTransformer(run["layers"], run["width"], run["T"],
-                                           vocab=run["vocab"], context=run.get("context"))
+    return CharacterModel(run["layers"], run["width"], run["T"], run["vocab"], run.get("context"))
 
 
 def language_model_loss(model, text, starts, seq_len):
@@ -150,13 +184,23 @@ def evaluate_bpc(model, text, seq_len, n_windows=EVALUATION_WINDOWS):
 # rule's row below both read that one verdict.
 
 # %%
-TEXT_ALLOCATIONS = ("uniform", "front-loaded", "back-loaded")  # part b's equal budgets
+TEXT_ALLOCATIONS = ("uniform", "front-loaded", "back-loaded")  # equal budgets
 LIMITED = f"uniform, last {CONTEXT_LIMIT}"                     # the control's name
 CONTROL_KEY = f"uniform - {LIMITED}"                           # its paired difference
 FULL_BETTER = "the full models better"    # uniform - limited: the whole interval below 0
 CONTROL_BETTER = "the control better"     # the whole interval above 0
 CONTEXT_RULE = f"the text models use more than {CONTEXT_LIMIT} characters"
 ANSWERS = {FULL_BETTER: "yes", CONTROL_BETTER: "no", "no clear difference": "not shown"}
+
+
+def text_allocations(rich, poor):
+    """Lesson 06's allocations and a uniform one, [(2, (p + 2) / 2)] twice, at the budget of its
+    front- and back-loaded ones (asserted)."""
+    compared = allocation.allocations(rich, poor)
+    compared["uniform"] = [(2, (rich + poor) // 2)] * 2
+    budgets = {allocation.attention_budget(compared[name]) for name in TEXT_ALLOCATIONS}
+    assert len(budgets) == 1, f"unequal budgets {budgets}"
+    return compared
 
 
 def context_comparison(per_seed):
@@ -166,7 +210,7 @@ def context_comparison(per_seed):
 
 # %% [markdown]
 # Every allocation and the control with paired seeds (same data and batches per seed); each pair
-# compared by its per-seed differences; the rules of 06's part e read on text.
+# compared by its per-seed differences; the allocation rules of study 06e read on text.
 
 # %%
 def load_text(args):
@@ -178,33 +222,33 @@ def load_text(args):
 
 
 def run_text(args):
-    """Part c: character models of each allocation and the context-limited control, paired by
-    seed. Returns (numbers, the trained runs, the held-out characters): part d cuts the trained
+    """Part a: character models of each allocation and the context-limited control, paired by
+    seed. Returns (numbers, the trained runs, the held-out characters): part b cuts the trained
     models' heads."""
     data, alphabet, text = load_text(args)
-    compared = allocation.allocations(args.key_dim, allocation.POOR_HEAD_DIM)
+    compared = text_allocations(args.key_dim, allocation.POOR_HEAD_DIM)
     base = dict(T=args.text_T, width=args.text_width, lr=TEXT_LR, steps=args.lm_steps,
                 batch_size=args.text_batch, vocab=len(alphabet), data=data, device=args.device)
     models = {**{name: dict(layers=compared[name]) for name in TEXT_ALLOCATIONS},
               LIMITED: dict(layers=compared["uniform"], context=CONTEXT_LIMIT)}  # the control
-    runs = [dict(base, **model, seed=args.seed + s, name=f"c: text {name}", allocation=name)
+    runs = [dict(base, **model, seed=args.seed + s, name=f"a: text {name}", allocation=name)
             for name, model in models.items() for s in range(args.text_seeds)]
     results = plumbing.run_sweep(
         runs, args.workers, train_language_model,
         lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}",
-        allocation.sweep_cost)
+        allocation_engine.sweep_cost)
     bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name) for name in models}
-    paired = allocation.paired(bpc)                       # 06's pairs among the allocations
+    paired = allocation_engine.paired(bpc)                # 06's pairs among the allocations
     paired[CONTROL_KEY] = context_comparison([full - limited for full, limited
                                               in zip(bpc["uniform"], bpc[LIMITED])])
     return {"text": {"source": str(args.text) if args.text else "Python language reference",
                      "characters": len(data), "corpus_characters": len(text), "T": args.text_T,
-                     "allocations": {name: allocation.summary(compared[name], bpc[name])
+                     "allocations": {name: allocation_engine.summary(compared[name], bpc[name])
                                      for name in TEXT_ALLOCATIONS},
                      "paired": paired,
                      "context_limited": {"characters": CONTEXT_LIMIT,
-                                         **allocation.summary(compared["uniform"],
-                                                              bpc[LIMITED])}}}, \
+                                         **allocation_engine.summary(compared["uniform"],
+                                                                     bpc[LIMITED])}}}, \
         results, data[int(TEXT_SPLIT * len(data)):]
 
 
@@ -217,20 +261,20 @@ def text_paired(text):
 
 
 def text_rules(text):
-    """[{"rule", "strength", "evidence"}]: 06's rules read on text, and the context rule with
+    """[{"rule", "strength", "evidence"}]: 06e's rules read on text, and the context rule with
     its "answer"; every strength is the verdict report_text prints for the same pair."""
     pairs = text_paired(text)
     control = pairs[CONTROL_KEY]
-    return allocation.rule_rows([("text", pairs)]) + [{
+    return rules.rule_rows([("text", pairs)]) + [{
         "rule": CONTEXT_RULE, "strength": control["verdict"],
         "answer": ANSWERS[control["verdict"]],
         "evidence": helpers.describe_difference(f"text: {CONTROL_KEY}", control)}]
 
 
 def plot_text(result, args):
-    """Part c: each allocation's mean bpc (bars) and every seed (dots); dashed: the control."""
+    """Part a: each allocation's mean bpc (bars) and every seed (dots); dashed: the control."""
     text = result["text"]
-    return allocation.draw_allocation_bars([
+    return allocation_engine.draw_allocation_bars([
         (f"text, T = {text['T']}", text["allocations"], "validation bits per character",
          text["context_limited"]["mean"],
          f"control: last {text['context_limited']['characters']} characters",
@@ -238,9 +282,9 @@ def plot_text(result, args):
 
 
 def report_text(result):
-    """Part c: bpc per allocation and of the control, the paired differences, and the rules."""
+    """Part a: bpc per allocation and of the control, the paired differences, and the rules."""
     text, limited = result["text"], result["text"]["context_limited"]
-    print(f"c. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
+    print(f"a. text ({text['source']}, {text['characters']} characters, T = {text['T']}): "
           f"bpc over {len(limited['seeds'])} paired seeds")
     for name, allocated in {**text["allocations"], f"control, {LIMITED}": limited}.items():
         print(f"   {name:<14} {allocated['mean']:.3f} +- {allocated['std']:.3f}")
@@ -260,7 +304,7 @@ def report_text(result):
 # The script (or the notebook) starts its run here: it parses the flags, refuses a run that
 # cannot finish in one line naming the flag, and starts the clock; with `--replay FILE` it reads
 # a committed run's numbers instead of training (the notebook's way), and writes no JSON.
-# `--parts c` runs c alone; d brings c along. Imported (06c does), it runs nothing.
+# `--parts a` runs a alone; b brings a along. Imported (06c does), it runs nothing.
 
 # %%
 def config(argv=None):
@@ -275,8 +319,8 @@ def check(args, windows):
     """Refuse, in one line naming the flag (exit code 2): 06's --key-dim rule, fewer than two
     --text-seeds, and less text than 20 times the longest of `windows` ({flag: length}; 06c
     adds its own) for the 90/10 split."""
-    allocation.check_key_dim(args)
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
+        allocation.key_dim_refusal(args),
         ("--text-seeds", args.text_seeds >= 2, "paired differences need at least two seeds", 2),
         *text_length_checks(args, windows)]
     plumbing.refuse_unaccepted(checks)
@@ -302,7 +346,7 @@ if __name__ == "__main__":
     committed = plumbing.replay(args.replay) if args.replay else {}
 
 # %%
-if __name__ == "__main__" and "c" in args.parts:
+if __name__ == "__main__" and "a" in args.parts:
     if args.replay:
         text = {"text": committed["text"]}
     else:
@@ -312,7 +356,7 @@ if __name__ == "__main__" and "c" in args.parts:
     report_text(text)
 
 # %% [markdown]
-# **What we saw** (06's committed default run: 3 seeds, 1,000 steps, T = 64, width 48, the first
+# **What we saw** (the committed run: 3 seeds, 1,000 steps, T = 64, width 48, the first
 # 400,000 of the reference's 465,126 characters in Python 3.11). Bits per character: uniform
 # 2.238, front-loaded 2.200, back-loaded 2.378, **last 3 characters 2.084** (uniform − limited
 # +0.154 [+0.042, +0.267]: the control better): at this length the full models do not use their
@@ -320,7 +364,7 @@ if __name__ == "__main__" and "c" in args.parts:
 # Paper B gives no number of this kind in our sources.
 
 # %% [markdown]
-# ## d. Which layers tolerate a lower rank?
+# ## b. Which layers tolerate a lower rank?
 #
 # Replace one head's score by its rank-$r$ version (file 05's `truncate_qk` on its
 # $W_Q^\top W_K$, padded back to $d$ rows with zeros) and record the increase in validation bpc,
@@ -356,12 +400,12 @@ def rank_costs(run, valid, ranks):
 
 
 # %% [markdown]
-# Every head of part c's uniform models, the costs pooled per layer and rank, and per seed the
+# Every head of part a's uniform models, the costs pooled per layer and rank, and per seed the
 # last layer's rank-1 cost minus the first's.
 
 # %%
 def run_rank_by_layer(args, text_models, text_valid):
-    """Part d: the normalised truncation costs of every head of part c's uniform models
+    """Part b: the normalised truncation costs of every head of part a's uniform models
     (text_models, scored on the held-out characters text_valid), and per seed the last layer's
     mean rank-1 cost minus the first layer's (paired by model)."""
     models = [rank_costs(trained, text_valid, range(1, args.key_dim))
@@ -380,7 +424,7 @@ def run_rank_by_layer(args, text_models, text_valid):
 
 
 def plot_rank_by_layer(result, args):
-    """Part d: normalised truncation cost against kept rank, per layer."""
+    """Part b: normalised truncation cost against kept rank, per layer."""
     figure, axis = plt.subplots(figsize=(5.5, 3.6))
     for layer, by_rank in result["rank_by_layer"].items():
         axis.plot([int(r) for r in by_rank], [e["mean"] for e in by_rank.values()], "o-",
@@ -393,8 +437,8 @@ def plot_rank_by_layer(result, args):
 
 
 def report_rank_by_layer(result):
-    """Part d: the mean cost per layer and rank, the paired layer comparison, the paper's view."""
-    print("d. rank by layer: cost(r) / cost(removed), mean over heads and seeds")
+    """Part b: the mean cost per layer and rank, the paired layer comparison, the paper's view."""
+    print("b. rank by layer: cost(r) / cost(removed), mean over heads and seeds")
     for layer, by_rank in result["rank_by_layer"].items():
         print(f"   layer {layer}: " + ", ".join(f"r={r}: {e['mean']:.2f}"
                                                 for r, e in by_rank.items()))
@@ -405,7 +449,7 @@ def report_rank_by_layer(result):
 
 
 # %%
-if __name__ == "__main__" and "d" in args.parts:
+if __name__ == "__main__" and "b" in args.parts:
     if args.replay:
         rank_by_layer = {key: committed[key]
                          for key in ("rank_by_layer", "rank_1_last_minus_first_layer")}
@@ -415,7 +459,7 @@ if __name__ == "__main__" and "d" in args.parts:
     report_rank_by_layer(rank_by_layer)
 
 # %% [markdown]
-# **What we saw** (the same default run, part c's 3 uniform models). Truncating one head's
+# **What we saw** (the same run, part a's 3 uniform models). Truncating one head's
 # W_QᵀW_K at a time, each cost divided by that of removing the head's score: rank 1 costs 0.35
 # in layer 1 and 0.42 in layer 2, ranks 2, 3, 4 cost 0.23, 0.14, 0.07 and 0.20, 0.08, 0.04 —
 # mixed, and not tested by a paired interval: the last layer's rank-1 cost minus the first's,
@@ -425,18 +469,20 @@ if __name__ == "__main__" and "d" in args.parts:
 # %% [markdown]
 # ## The reference run
 #
-# `python 06_allocation.py --full` (22 min 49 s for 06's parts a–e before the split;
-# `results/06_allocation_full.json`, drawn again by
-# `python further/06a_text_allocation.py --replay results/06_allocation_full.json`, and by the
-# notebook in the cell below) settles what 1,000 steps could not:
+# `results/06_allocation_full.json` holds a `--full` run of lesson 06 together with this study's
+# models at full scale (what `python further/06a_text_allocation.py --full` trains; 22 min 49 s
+# for both), drawn again by `python further/06a_text_allocation.py --replay
+# results/06_allocation_full.json` and by the notebook in the cell below, into
+# `figures/06a_text_allocation_full.png` and `figures/06_rank_by_layer_full.png`. It settles
+# what 1,000 steps could not:
 #
-# - **c** (5 seeds, 3,000 steps, all 465,126 characters): uniform 1.999, front-loaded 1.993,
+# - **a** (5 seeds, 3,000 steps, all 465,126 characters): uniform 1.999, front-loaded 1.993,
 #   back-loaded 2.061, last 3 characters 2.096 bits per character. **Uniform − limited −0.096
 #   [−0.123, −0.070]** (the full models better): with 3,000 steps, 5 seeds and the whole text (the
 #   default: 1,000 steps, 3 seeds, 400,000 characters), the full models do use more than three
 #   characters of context. Front − back −0.068 [−0.087, −0.048] favours front-loading, but
 #   front − uniform −0.007 [−0.041, +0.028] shows no clear difference.
-# - **d**: rank 1, last layer − first, −0.059 [−0.189, +0.071]: still no clear difference.
+# - **b**: rank 1, last layer − first, −0.059 [−0.189, +0.071]: still no clear difference.
 
 # %%
 if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_RUN:
@@ -462,17 +508,17 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/06a_text_allocation.py               # c and d (default): 1 min 45 s on a 2-core CPU
+#     python further/06a_text_allocation.py               # a and b (default): 1 min 45 s on a 2-core CPU
 #     python further/06a_text_allocation.py --full        # 5 seeds, 3,000 steps, the whole text
 #     python further/06a_text_allocation.py --quick       # seconds; what the tests use
 #     python further/06a_text_allocation.py --text my.txt # your own text
-#     python further/06a_text_allocation.py --replay results/06_allocation_before_split.json
+#     python further/06a_text_allocation.py --replay results/06a_06b_06c_replayed.json
 #     python further/06a_text_allocation.py --replay results/06_allocation_full.json
 #
-# The two replays draw 06's committed default and `--full` runs again (seconds). Output (under
+# The two replays draw the committed default and `--full` runs again (seconds). Output (under
 # runs/, which git ignores; `--out .` refreshes the committed files):
-# `results/06a_text_allocation.json` with `text` (c), `rank_by_layer` and
-# `rank_1_last_minus_first_layer` (d); `figures/06a_text_allocation.png`,
+# `results/06a_text_allocation.json` with `text` (a), `rank_by_layer` and
+# `rank_1_last_minus_first_layer` (b); `figures/06a_text_allocation.png`,
 # `figures/06_rank_by_layer.png`.
 
 # %% [markdown]

@@ -5,8 +5,9 @@
 # heads where its Eq. (3) predicted 32 (Fig. 2, via its reviewers). Where does the lowest error
 # fall on our reconstruction, and does it move with the budget, as an Eq. (3)-type trade-off
 # would? It deepens 06's part a with paper B's own task, beside a hand-built reference.
-# `python further/06b_ngram.py` (1 min 12 s on 2 cores; the notebook replays 06's committed default
-# run, 8 min 44 s for its parts a–g, and its 37 min 24 s run of three budgets).
+# `python further/06b_ngram.py` (1 min 12 s on 2 cores; the notebook replays the committed runs
+# `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06c's models, and
+# `results/06b_ngram_full.json`, 37 min 24 s for three budgets).
 
 # %%
 """06b · Paper B's 4-gram on white noise: the head count at fixed budgets, beside a reference."""
@@ -34,27 +35,27 @@ allocation = helpers.load_concept("06_allocation")  # its pre-LN Block and causa
 #
 # Each row's default, `--quick` (seconds, for the tests) and `--full` values side by side
 # (`...`: as the default); each row is a flag. `replay` draws a committed run again from its
-# JSON instead of training (the notebook draws 06's committed runs this way).
+# JSON instead of training (the notebook draws the committed runs this way).
 
 # %%
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "ngram_budgets": Setting([32], [8], [16, 32, 64], int_list,
-                             "f: attention budgets H d (powers of 2), H = 1, 2, 4 ... budget"),
-    "ngram_T": Setting(32, 8, 32, positive_int, "f: sequence length (at least 4)"),
-    "ngram_width": Setting(32, 16, 32, positive_int, "f: model width E"),
-    "ngram_seeds": Setting(2, 2, 5, positive_int, "f: paired seeds (at least 2)"),
-    "ngram_steps": Setting(600, 40, 2000, positive_int, "f: training steps per run"),
+                             "a: attention budgets H d (powers of 2), H = 1, 2, 4 ... budget"),
+    "ngram_T": Setting(32, 8, 32, positive_int, "a: sequence length (at least 4)"),
+    "ngram_width": Setting(32, 16, 32, positive_int, "a: model width E"),
+    "ngram_seeds": Setting(2, 2, 5, positive_int, "a: paired seeds (at least 2)"),
+    "ngram_steps": Setting(600, 40, 2000, positive_int, "a: training steps per run"),
     "replay": plumbing.REPLAY,
 }
-PARTS = {"f": ()}  # the study is one part; its letter is the one it had in 06
+PARTS = {"a": ()}  # the study is one part
 
-# the notebook draws the committed run (06's default run, parts a-g, before the split)
-NOTEBOOK_ARGS = "--replay ../results/06_allocation_before_split.json"
-DEFAULT_RUN = "06_allocation_before_split.json"   # 06's default run, parts a-g, before the split
-FULL_RUN = "06_allocation_full_parts_f.json"      # 06 --full --parts f: three budgets, 5 seeds
+# the notebook draws the committed run: this study's models at the default, with 06a's and 06c's
+NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
+DEFAULT_RUN = "06a_06b_06c_replayed.json"   # the default run the notebook draws
+FULL_RUN = "06b_ngram_full.json"            # the --full run: three budgets, 5 seeds
 
-NGRAM_LAGS = 4  # f: y_t reads x_t, x_{t-1}, x_{t-2}, x_{t-3}, a 4-gram
+NGRAM_LAGS = 4  # y_t reads x_t, x_{t-1}, x_{t-2}, x_{t-3}, a 4-gram
 NGRAM_DIM = 4          # p: the white noise's dimension
 NGRAM_TASK_SEED = 2024  # the fixed A_j (the same task in every run)
 NGRAM_SHARPNESS = 2.0  # the nonlinear target is tanh(2 z)
@@ -112,7 +113,7 @@ class NGramModel(nn.Module):
         self.block = allocation.Block(width, n_heads, head_dim)
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, dim)
-        self.register_buffer("mask", allocation.causal_mask(seq_len, 1), persistent=False)
+        self.register_buffer("mask", allocation.causal_mask(seq_len), persistent=False)
 
     def forward(self, x):
         u = self.embed(x) + self.position[:x.shape[1]]                      # [B, T, E]
@@ -125,7 +126,7 @@ def ngram_nmse(prediction, y):
 
 
 def train_ngram(run):
-    """Part f: one (task, budget, H, seed) model on fresh white noise each step."""
+    """Part a: one (task, budget, H, seed) model on fresh white noise each step."""
     started = time.perf_counter()
     matrices = ngram_matrices()
     generator = torch.Generator().manual_seed(run["seed"])       # the batches of this seed
@@ -233,15 +234,16 @@ def best_lag_weight_vectors(gram, n_heads, starts=8):
 
 # %%
 def run_ngram(args):
-    """Part f: every (task, budget, H, seed), paired by seed across H; the reference; the
+    """Part a: every (task, budget, H, seed), paired by seed across H; the reference; the
     lowest H per seed."""
     runs = [dict(task=task, budget=budget, H=H, T=args.ngram_T, width=args.ngram_width,
                  steps=args.ngram_steps, seed=args.seed + s, device=args.device,
-                 name=f"f: {task} budget={budget} H={H} d={budget // H}")
+                 name=f"a: {task} budget={budget} H={H} d={budget // H}")
             for task in NGRAM_TASKS for budget in args.ngram_budgets
             for H in ngram_heads(budget) for s in range(args.ngram_seeds)]
     results = plumbing.run_sweep(runs, args.workers, train_ngram,
-                                 allocation.regression_label,
+                                 lambda r: f"{r['name']:<30} seed={r['seed']}  NMSE "
+                                           f"{r['valid_nmse']:.3f}",
                                  lambda run: run["T"] * run["steps"])
     found = {}
     for task in NGRAM_TASKS:
@@ -307,7 +309,7 @@ def ngram_heads(budget):
 
 
 def plot_ngram(result, args):
-    """Part f: held-out NMSE against H, one panel per task, one line per budget (mean over
+    """Part a: held-out NMSE against H, one panel per task, one line per budget (mean over
     seeds, each seed a dot); the reference's non-zero values as open squares."""
     ngram = result["ngram"]
     figure, axes = plt.subplots(1, len(ngram["tasks"]), figsize=(5.6 * len(ngram["tasks"]), 3.9),
@@ -336,7 +338,7 @@ def plot_ngram(result, args):
 
 
 def report_ngram(result, args):
-    """Part f: per task and budget, the mean NMSE per H [the reference], the lowest H per
+    """Part a: per task and budget, the mean NMSE per H [the reference], the lowest H per
     seed, and the paper's observation beside ours."""
     ngram = result["ngram"]
     for task, by_budget in ngram["tasks"].items():
@@ -404,7 +406,7 @@ if __name__ == "__main__":
     run = plumbing.Run("06b_ngram", args, PARTS)
 
 # %%
-if __name__ == "__main__" and "f" in args.parts:
+if __name__ == "__main__" and "a" in args.parts:
     if args.replay:
         ngram = {"ngram": plumbing.replay(args.replay)["ngram"]}
     else:
@@ -413,7 +415,7 @@ if __name__ == "__main__" and "f" in args.parts:
     report_ngram(ngram, args)
 
 # %% [markdown]
-# **What we saw** (06's committed default run: budget 32, 2 seeds, 600 steps, T = 32). Held-out
+# **What we saw** (the committed default run: budget 32, 2 seeds, 600 steps, T = 32). Held-out
 # NMSE, mean over seeds [the reference], H = 1 … 32: linear 2.8e-1 [2.8e-1], 4.2e-2 [6.7e-2],
 # **7.7e-4** [0], 1.6e-3 [0], 4.8e-3 [0], 2.1e-2 [none, d = 1]; tanh 3.4e-1, 1.1e-1, **2.0e-3**,
 # 5.2e-3, 1.5e-2, 5.3e-2. H = 4 is the lowest for both seeds on both tasks; H = 4 beats H = 2
@@ -425,8 +427,8 @@ if __name__ == "__main__" and "f" in args.parts:
 # %% [markdown]
 # ## The reference run
 #
-# `python 06_allocation.py --full --parts f` (37 min 24 s, with other work sharing the cores;
-# `results/06_allocation_full_parts_f.json`;
+# `python further/06b_ngram.py --full` (37 min 24 s, with other work sharing the cores;
+# `results/06b_ngram_full.json`;
 # budgets 16, 32, 64, H = 1 … budget, 5 paired seeds, 2,000 steps, T = 32), held-out NMSE, mean over
 # seeds:
 #
@@ -443,7 +445,7 @@ if __name__ == "__main__" and "f" in args.parts:
 # "none": the JSON's `null`, where d = 1 and no single hard head picks lag 2 or 3 (above), and
 # the lag-averaging value is not computed either.
 #
-# - **f**: the error is U-shaped in H at every budget, and its lowest mean is at H = 4 on both
+# - the error is U-shaped in H at every budget, and its lowest mean is at H = 4 on both
 #   tasks and all three budgets; H = 4 is the lowest for 27 of the 30 (task, budget, seed) runs
 #   (H = 8 for the other 3). That the minimum does not move with the budget is not shown: the
 #   budgets span only 4×, and at budgets 32 and 64 H = 4 and 8 differ by 5–24 % in the mean and
@@ -468,20 +470,20 @@ if __name__ == "__main__" and "f" in args.parts:
 #   beside ours (lowest mean at H = 4) without a like-for-like comparison: its budget, T, p and
 #   training are not in our sources.
 #
-# Drawn again by `python further/06b_ngram.py --replay results/06_allocation_full_parts_f.json`
-# (its committed figure is `figures/06_ngram_full_parts_f.png`) and, in the notebook, by the
+# Drawn again by `python further/06b_ngram.py --replay results/06b_ngram_full.json`
+# (its committed figure is `figures/06b_ngram_full.png`) and, in the notebook, by the
 # cell below.
 
 # %%
 if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_RUN:
     reference = plumbing.replay(Path(args.replay).parent / FULL_RUN)
-    run.figure(plot_ngram(reference, args), "06_ngram_full_parts_f")
+    run.figure(plot_ngram(reference, args), "06b_ngram_full")
     report_ngram(reference, args)
 
 # %% [markdown]
 # ## Summary beside the paper
 #
-# | claim | paper B | ours (`--full --parts f`: budgets 16, 32, 64, 5 seeds) | where we differ |
+# | claim | paper B | ours (`--full`: budgets 16, 32, 64, 5 seeds) | where we differ |
 # |---|---|---|---|
 # | the best H at a fixed budget on a 4-gram on white noise (Fig. 2, reviewers) | best H = 8; Eq. (3) predicted 32 | lowest mean at H = 4 at every budget and on both tasks; H = 4 the lowest for 27 of 30 runs | our task, budget, T and training are ours: not like for like |
 # | an Eq. (3)-type optimum grows with the budget | H* ∝ budget^{b/(a+b)} (Eq. (3) not in our sources) | the lowest mean stays at H = 4 from budget 16 to 64 (4×), but at 32 and 64 H = 4 and 8 are not separated (e.g. linear, 64: −0.033 [−0.074, +0.007]) | a one-step move is not excluded: neither for nor against |
@@ -497,13 +499,12 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #     python further/06b_ngram.py               # budget 32, 2 seeds, 600 steps (default): 1 min 12 s on a 2-core CPU
 #     python further/06b_ngram.py --full        # budgets 16, 32, 64, 5 seeds, 2,000 steps: 37 min 24 s
 #     python further/06b_ngram.py --quick       # seconds; what the tests use
-#     python further/06b_ngram.py --replay results/06_allocation_full_parts_f.json   # the full run, drawn again
-#     python further/06b_ngram.py --replay results/06_allocation_before_split.json   # 06's default run
+#     python further/06b_ngram.py --replay results/06b_ngram_full.json   # the full run, drawn again
+#     python further/06b_ngram.py --replay results/06a_06b_06c_replayed.json   # the committed default run
 #
-# The full run's committed numbers are `results/06_allocation_full_parts_f.json` (written by
-# `python 06_allocation.py --full --parts f` before the split) and its figure
-# `figures/06_ngram_full_parts_f.png`. Output (under runs/, which git ignores; `--out .`
-# refreshes the committed files): `results/06b_ngram.json` with `ngram` (f);
+# The full run's committed numbers are `results/06b_ngram_full.json` and its figure
+# `figures/06b_ngram_full.png`. Output (under runs/, which git ignores; `--out .`
+# refreshes the committed files): `results/06b_ngram.json` with `ngram`;
 # `figures/06_ngram.png`. A run stores per budget `reference_over_trained` and, beside `tasks`,
 # `same_head_dim` (the d = 1 and d = 2 comparisons across budgets); the committed files lack
 # both, and the report computes them from `trained` and `reference`, so a replay of those files

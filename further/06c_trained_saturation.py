@@ -8,8 +8,8 @@
 # grows, and that of later layers more? No model here changes its head dimension, so the claim
 # itself is not tested here (study 06d tests it). It deepens 06 (its thinner later layers) with
 # 06a's text models and their rank costs.
-# `python further/06c_trained_saturation.py` (2 min 57 s on 2 cores; the notebook replays 06's
-# committed default run, 8 min 44 s for its parts a–g).
+# `python further/06c_trained_saturation.py` (2 min 57 s on 2 cores; the notebook replays the
+# committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06b's models).
 
 # %%
 """06c · Attention entropy and top logit of trained character models against the context."""
@@ -35,19 +35,19 @@ text_study = helpers.load_concept("06a_text_allocation")  # the character models
 #
 # 06a's table (its character models, the same flags) and two rows of this study's own: the
 # deeper models' context and seeds. `replay` draws a committed run again from its JSON instead
-# of training (the notebook draws 06's committed default run this way).
+# of training (the notebook draws the committed default run this way).
 
 # %%
 SETTINGS = {
     **text_study.SETTINGS,
     # name: Setting(default, --quick, --full, type, what it sets)
-    "deep_T": Setting(128, 32, 256, positive_int, "g: context of the 4-layer character models"),
-    "deep_seeds": Setting(2, 2, 2, positive_int, "g: paired seeds of the 4-layer models"),
+    "deep_T": Setting(128, 32, 256, positive_int, "a: context of the 4-layer character models"),
+    "deep_seeds": Setting(2, 2, 2, positive_int, "a: paired seeds of the 4-layer models"),
 }
-PARTS = {"g": ()}  # the study is one part; it trains 06a's parts c and d first
+PARTS = {"a": ()}  # the study is one part; it trains 06a's parts a and b first
 
-# the notebook draws the committed run (06's default run, parts a-g, before the split)
-NOTEBOOK_ARGS = "--replay ../results/06_allocation_before_split.json"
+# the notebook draws the committed run: this study's models at the default, with 06a's and 06b's
+NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
 
 SATURATION_WINDOWS = 64    # held-out windows the attention statistics are averaged over
 SATURATION_SHORTEST = 16   # the smallest context L measured (then L doubles up to T)
@@ -80,14 +80,14 @@ ENTROPY_CHANGE = {"below": "H/log L lower at long L", "above": "H/log L higher a
 # the mean entropy over windows, heads and models ($L$ raised to the mean normalised entropy;
 # $L$ for uniform attention, 1 for one key). Logits within $\pm B$ hold the margin to at most
 # $2B$. Here $L$ is the position of the query inside one model trained at one context $T$, not
-# the context of separate models trained at each $L$. The models: 06a's part c uniform character
+# the context of separate models trained at each $L$. The models: 06a's part a uniform character
 # models (2 layers, context `text_T`), and a 4-layer model of the same per-layer allocation
 # trained here with a longer context (`deep_T`); each beside its own untrained twin (the same
 # seed's initial weights) and the uniform value 1.
 #
-# **Against the rank-truncation cost** (06a's part d): if a layer's heads are flatter, a low-rank
+# **Against the rank-truncation cost** (06a's part b): if a layer's heads are flatter, a low-rank
 # score should cost them less. Per model, the last layer's entropy minus the first's at $L =$
-# `text_T` beside 06a's part d rank-1 cost difference, and the rank correlation over every head
+# `text_T` beside 06a's part b rank-1 cost difference, and the rank correlation over every head
 # (Spearman's, with an approximate 95 % interval by Fisher's z and Spearman's usual standard
 # error: $\tanh(\operatorname{atanh} r \pm 1.96\sqrt{1.06/(n - 3)})$ over $n$ heads). It treats
 # the heads as independent; they come from a few models and are not, so the true interval is at
@@ -205,21 +205,21 @@ def saturation_summary(profiles):
 
 def train_deep_models(args):
     """The deeper character models: DEEP_LAYERS uniform layers, context deep_T, paired seeds,
-    on part c's characters."""
+    on 06a's characters."""
     data, alphabet, _ = text_study.load_text(args)
-    uniform = allocation.allocations(args.key_dim, allocation.POOR_HEAD_DIM)["uniform"][0]
+    uniform = text_study.text_allocations(args.key_dim, allocation.POOR_HEAD_DIM)["uniform"][0]
     runs = [dict(T=args.deep_T, width=args.text_width, lr=text_study.TEXT_LR, steps=args.lm_steps,
                  batch_size=args.text_batch, vocab=len(alphabet), data=data, device=args.device,
                  layers=[uniform] * DEEP_LAYERS, seed=args.seed + s, allocation="uniform",
-                 name=f"g: {DEEP_LAYERS} layers, T={args.deep_T}")
+                 name=f"a: {DEEP_LAYERS} layers, T={args.deep_T}")
             for s in range(args.deep_seeds)]
     return plumbing.run_sweep(runs, args.workers, text_study.train_language_model, lambda r: (
-        f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}"), allocation.sweep_cost)
+        f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}"), text_study.allocation_engine.sweep_cost)
 
 
 def run_saturation(args, text_models, text_valid, rank_by_layer):
-    """Part g: both model kinds' attention profiles and their verdicts, and the tie between
-    entropy and part d's rank-1 cost, per model and over heads."""
+    """Part a: both model kinds' attention profiles and their verdicts, and the tie between
+    entropy and 06a's rank-1 cost, per model and over heads."""
     import scipy.stats
     shallow = [run for run in text_models if run["allocation"] == "uniform"]
     deep = train_deep_models(args)
@@ -227,7 +227,7 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
              f"{DEEP_LAYERS} layers": profiles_of(deep, text_valid)}
     result = {name: saturation_summary(profiles) for name, profiles in kinds.items()}
     result[f"{DEEP_LAYERS} layers"]["valid_bpc"] = [run["valid_bpc"] for run in deep]
-    # The tie with part d: rank-1 costs per head, in the order of part c's uniform models.
+    # The tie with 06a's rank-1 costs per head, in the order of 06a's uniform models.
     costs = rank_by_layer["rank_by_layer"]
     heads = shallow[0]["layers"][0][0]
     trained = kinds["2 layers (part c)"]["trained"]
@@ -253,7 +253,7 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
 
 
 def plot_saturation(result, args):
-    """Part g: normalised entropy (top), the effective number of keys exp H (middle, log axes)
+    """Part a: normalised entropy (top), the effective number of keys exp H (middle, log axes)
     and the top margin (bottom) against L, one column per model kind, one colour per layer;
     trained solid, untrained dashed, uniform attention grey (1, and L keys)."""
     kinds = [name for name in result["saturation"] if name != "tie_to_rank"]
@@ -288,8 +288,8 @@ def plot_saturation(result, args):
 
 
 def report_saturation(result, args):
-    """Part g: per model kind and layer, the statistics at each L [untrained], how much the top
-    margin grows and the cap that would allow it, the paired verdicts, and the tie with part d's
+    """Part a: per model kind and layer, the statistics at each L [untrained], how much the top
+    margin grows and the cap that would allow it, the paired verdicts, and the tie with 06a's
     rank-1 cost (Spearman, with its approximate Fisher-z interval)."""
     for name, entry in result["saturation"].items():
         if name == "tie_to_rank":
@@ -334,7 +334,7 @@ def report_saturation(result, args):
         f"{tie['spearman']:+.2f} (p = {tie['p_value']:.2f}{shown})"
     print(f"   2-layer models, over {heads} heads: Spearman rank correlation"
           f" of entropy at L = T with the rank-1 truncation cost {correlation}")
-    print("   " + helpers.describe_difference("rank-1 cost, last layer minus first (part d)",
+    print("   " + helpers.describe_difference("rank-1 cost, last layer minus first (06a)",
                                               tie["rank_1_last_minus_first"]))
 
 
@@ -344,7 +344,7 @@ def report_saturation(result, args):
 # The script (or the notebook) starts its run here: it parses the flags, refuses a run that
 # cannot finish in one line naming the flag, and starts the clock; with `--replay FILE` it reads
 # a committed run's numbers instead of training (the notebook's way), and writes no JSON. A run
-# that trains first trains 06a's part c models and cuts their heads (its part d). Imported, it
+# that trains first trains 06a's models and cuts their heads (its parts a and b). Imported, it
 # runs nothing.
 
 # %%
@@ -355,7 +355,7 @@ def config(argv=None):
                            full="06a's full models (5 seeds, 3,000 steps), the 4-layer ones at "
                                 "T = 256", notebook_args=NOTEBOOK_ARGS)
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
-        *[(flag, length >= 2, "part g reads attention over at least 2 keys (a normalised "
+        *[(flag, length >= 2, "the study reads attention over at least 2 keys (a normalised "
            "entropy divides by log L)", 2)
           for flag, length in (("--text-T", args.text_T), ("--deep-T", args.deep_T))],
         ("--deep-seeds", args.deep_seeds >= 2, "paired differences need at least two seeds", 2)]
@@ -368,18 +368,18 @@ if __name__ == "__main__":
     run = plumbing.Run("06c_trained_saturation", args, PARTS)
 
 # %%
-if __name__ == "__main__" and "g" in args.parts:
+if __name__ == "__main__" and "a" in args.parts:
     if args.replay:
         saturation = {"saturation": plumbing.replay(args.replay)["saturation"]}
     else:
-        text, text_models, text_valid = text_study.run_text(args)     # 06a's part c
+        text, text_models, text_valid = text_study.run_text(args)     # 06a's part a
         rank_by_layer = text_study.run_rank_by_layer(args, text_models, text_valid)  # its d
         saturation = run.record(run_saturation(args, text_models, text_valid, rank_by_layer))
     run.figure(plot_saturation(saturation, args), "06_saturation")
     report_saturation(saturation, args)
 
 # %% [markdown]
-# **What we saw** (06's committed default run, drawn by the cell above: 06a's part c uniform
+# **What we saw** (the committed run, drawn by the cell above: 06a's part a uniform
 # 2-layer models, 3 seeds, T = 64; the 4-layer models, 2 seeds, T = 128; 1,000 steps each).
 # Means over heads and seeds, from L = 16 to the longest L (64 and 128), of the normalised
 # entropy, the effective number of keys and the top margin, trained and untrained:
@@ -412,7 +412,7 @@ if __name__ == "__main__" and "g" in args.parts:
 # - No layer order is separated: last − first layer +0.161 [−0.096, +0.418] in the 2-layer models
 #   at L = 64, −0.144 [−2.392, +2.104] in the 4-layer ones at L = 128 (2 seeds); both intervals
 #   hold 0.
-# - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part d
+# - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part b
 #   rank-1 cost is detected: Spearman +0.16 (p = 0.62), approximate 95 % interval by Fisher's z
 #   [−0.47, +0.68], which also holds a moderate association of either sign; the 12 heads come
 #   from 3 models and are not independent, so the true interval is at least this wide.
@@ -424,11 +424,11 @@ if __name__ == "__main__" and "g" in args.parts:
 # %% [markdown]
 # ## Summary beside the paper
 #
-# | claim | paper B | ours (06's default run) | where we differ |
+# | claim | paper B | ours (the committed default run) | where we differ |
 # |---|---|---|---|
 # | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer (clearly in 3 of 6) while the effective keys e^H stay flat or rise (3.9–16.1 keys at every L, means); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
 # | later layers saturate more (reviewer 1's question) | not shown | no layer order separated (2 layers: last − first +0.161 [−0.096, +0.418]; 4 layers: −0.144 [−2.392, +2.104]) | — |
-# | flatter heads tolerate a lower rank (our tie to 06a's part d) | — | Spearman +0.16 (p = 0.62; approximate Fisher z [−0.47, +0.68], at least this wide: 12 heads from 3 models) over 12 heads | no association detected; the interval holds one of either sign |
+# | flatter heads tolerate a lower rank (our tie to 06a's part b) | — | Spearman +0.16 (p = 0.62; approximate Fisher z [−0.47, +0.68], at least this wide: 12 heads from 3 models) over 12 heads | no association detected; the interval holds one of either sign |
 #
 # The premise of paper B's reason for thinner later layers, near-uniform attention, does not
 # show in these models at these contexts; whether later layers can be thinner for another reason
@@ -437,13 +437,13 @@ if __name__ == "__main__" and "g" in args.parts:
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/06c_trained_saturation.py          # 06a's c and d, then g (default): 2 min 57 s on a 2-core CPU
+#     python further/06c_trained_saturation.py          # 06a's a and b, then this study (default): 2 min 57 s on a 2-core CPU
 #     python further/06c_trained_saturation.py --quick  # seconds; what the tests use
-#     python further/06c_trained_saturation.py --replay results/06_allocation_before_split.json
+#     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json
 #
-# The replay draws 06's committed default run again (seconds). Output (under runs/, which git
+# The replay draws the committed default run again (seconds). Output (under runs/, which git
 # ignores; `--out .` refreshes the committed files): `results/06c_trained_saturation.json` with
-# `saturation` (g); `figures/06_saturation.png`. A run stores per layer `effective_keys` beside
+# `saturation`; `figures/06_saturation.png`. A run stores per layer `effective_keys` beside
 # `entropy` and `margin`, and the Spearman correlation's `spearman_ci95`; the report and the
 # figure compute both from `entropy` and `spearman`, so a replay of an older file shows them too.
 

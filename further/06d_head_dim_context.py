@@ -72,7 +72,7 @@ KEYS_WINDOWS = 256      # held-out windows the effective number of keys is avera
 EVALUATION_BATCH = 64   # held-out windows per forward pass when scoring
 FREE_LOGITS_RUNS = ("05_saturation.json",            # 05's committed runs: L = 16 ... 128,
                     "05_saturation_full.json")       # and L = 16 ... 256 (its --full)
-ATTENTION_RUN = "06_allocation_before_split.json"   # 06c's committed run: the premise
+ATTENTION_RUN = "06a_06b_06c_replayed.json"   # 06c's committed run: the premise
 VALUES_FIXED_RUN = "06d_head_dim_context_head_dims2-16_value_dim16_full.json"  # the control
 
 # %% [markdown]
@@ -191,7 +191,7 @@ class ContextModel(nn.Module):
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab)
-        self.register_buffer("mask", allocation.causal_mask(seq_len, n_layers), persistent=False)
+        self.register_buffer("mask", allocation.causal_mask(seq_len), persistent=False)
 
     def forward(self, x):
         """x [B, T] characters -> logits [B, T, vocab] of the character after each."""

@@ -30,21 +30,25 @@ from torch import nn
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, int_list, positive_int
+from engine import lesson07 as engine                # lesson 07's sweeps' tables and figure
+from plumbing import Setting, int_list, positive_float, positive_int
 
-images = helpers.load_concept("07_real_data")       # its two sweeps, their tables and figure
+images = helpers.load_concept("07_real_data")       # its two sweeps' shapes and settings
 allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
 # %% [markdown]
 # ## Settings
 #
-# The models' sizes are file 07's rows (the same two sweeps), and two rows of this file's own;
-# each row's default, `--quick` and `--full` values side by side (`...`: as the default).
+# The models' sizes are file 07's rows (the same two sweeps), its learning rate, and this file's
+# own rows; each row's default, `--quick` and `--full` values side by side (`...`: as the
+# default).
 
 # %%
 SETTINGS = {
-    **{name: images.SETTINGS[name] for name in ("heads", "head_dim", "width", "batch_size", "lr",
+    **{name: images.SETTINGS[name] for name in ("heads", "head_dim", "width", "batch_size",
                                                 "seeds")},
+    "lr": Setting(images.LR, ..., ..., positive_float,
+                  "AdamW's peak learning rate (warm-up, then cosine to zero)"),
     "text_T": Setting([8, 16, 32], [4, 8], [8, 16, 32, 64], int_list,
                       "passages per query (the positive and T - 1 hard negatives)"),
     "text_steps": Setting(360, 30, 1000, positive_int, "training steps per run"),
@@ -58,17 +62,21 @@ PARTS = {"text": (), "law": ("text",)}  # the law is fitted to the text part's n
 MAX_TEXT_T = 256  # passages per query, well below the corpus's ~1,200
 
 
+def refusals(args):
+    """What config() refuses before any work: lists of fewer than 2 or more than MAX_TEXT_T
+    passages, a replay that would fit no law, and lesson 07's checks of the two sweeps."""
+    return [("--text-T", 2 <= min(args.text_T) <= max(args.text_T) <= MAX_TEXT_T,
+             f"each from 2 (a choice) to {MAX_TEXT_T}", 2),
+            ("--replay", not args.replay or "law" in args.parts, "fits the law to a committed "
+             "run; --parts text alone would write nothing new", None),
+            *engine.sweep_refusals(args, fixed_width=True)]
+
+
 def config(argv=None):
     """Parse the flags (the table above), and check before any work that the run they describe
     can finish (else one line naming the flag, exit code 2)."""
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=refusals,
                            full="5 seeds, T up to 64, 1,000 steps: 33 minutes")
-    if not 2 <= min(args.text_T) <= max(args.text_T) <= MAX_TEXT_T:
-        plumbing.refuse("--text-T", f"each from 2 (a choice) to {MAX_TEXT_T}", 2)
-    if args.replay and "law" not in args.parts:
-        plumbing.refuse("--replay", "fits the law to a committed run; --parts text alone would "
-                        "write nothing new")
-    return images.check_sweeps(args, fixed_width=True)
 
 
 def law_source(args):
@@ -280,9 +288,8 @@ def run_text(args):
                  steps=args.text_steps, batch_size=args.batch_size, lr=args.lr,
                  device=args.device) for T in lengths for width, head_dim, h in shapes
             for s in range(args.seeds)]
-    results = plumbing.run_sweep(runs, args.workers, train_ranker, lambda r: (
-        f"text T={r['T']:<3} h={r['heads']:<2} E={r['width']:<3} seed={r['seed']}  train acc "
-        f"{r['train']:.3f}  held-out {r['valid']:.3f}"), cost=lambda r: r["T"] * r["width"])
+    results = engine.run_sweep(runs, args.workers, train_ranker, lambda r: f"text T={r['T']}",
+                               cost=lambda r: r["T"] * r["width"])
     short, long = min(lengths), max(lengths)
     text = {"data": "stdlib docstrings", "T": lengths, "queries": len(corpus["queries"]),
             "train_queries": len(corpus["train"]), "characters": corpus["characters"],
@@ -291,15 +298,15 @@ def run_text(args):
             "accuracy": {}, "train_gain_with_heads": {}, "train_drop_with_T": {},
             "run_seconds": sum(r["seconds"] for r in results)}
     for sweep, by_h in sweeps.items():
-        rows = {(T, h): images.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
+        rows = {(T, h): engine.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
                 for T in lengths for h, (E, _) in by_h.items()}
-        table, gains = images.tabulate(rows, by_h)
+        table, gains = engine.tabulate(rows, by_h)
         text["accuracy"][sweep], text["train_gain_with_heads"][sweep] = table, gains
         text["train_drop_with_T"][sweep] = {} if short == long else {
             str(h): {"from": short, "to": long, **helpers.paired_difference(
                 [a - b for a, b in zip(rows[(short, h)]["train"], rows[(long, h)]["train"])],
                 below=f"T={long} fits better", above="falls with T")} for h in by_h}
-    text["gain_difference"] = images.gain_difference(text["train_gain_with_heads"])
+    text["gain_difference"] = engine.gain_difference(text["train_gain_with_heads"])
     return {"text": text}
 
 
@@ -309,11 +316,11 @@ def report_text(result, args):
     print(f"text: {text['queries']} queries, {text['train_queries']} trained on, Python "
           f"{sys.version.split()[0]}'s standard library ({text['characters']:,} characters)")
     for sweep in text["accuracy"]:
-        images.report_sweep(text, sweep, args.seeds, plus="query", trained_on="queries")
+        engine.report_sweep(text, sweep, args.seeds, plus="query", trained_on="queries")
         for h, drop in text["train_drop_with_T"][sweep].items():
             print("   " + helpers.describe_difference(
                 f"h = {h}: training accuracy at T = {drop['from']} minus T = {drop['to']}", drop))
-    images.report_gain_difference(text["gain_difference"])
+    engine.report_gain_difference(text["gain_difference"])
     for split, by_T in text["reference"].items():
         print(f"   {split}: " + "  ".join(f"T = {T}: chance {r['chance']:.3f}, frozen cosine "
                                           f"{r['frozen cosine']:.3f}" for T, r in by_T.items()))
@@ -324,8 +331,8 @@ def report_text(result, args):
 
 def plot_text(result, args):
     """Accuracy against h per T, both sweeps, chance and the frozen cosine dashed."""
-    return images.plot_sweeps(result["text"]["accuracy"], "training queries", "query",
-                       dashed=result["text"]["reference"])
+    return engine.plot_sweeps(result["text"]["accuracy"], "training queries", "query",
+                              dashed=result["text"]["reference"])
 
 
 # %%
@@ -553,6 +560,22 @@ if __name__ == "__main__" and "law" in args.parts:
 
 
 # %% [markdown]
+# ## Commands and files
+#
+#     python further/07a_text_retrieval.py          # T = 8, 16, 32, 2 seeds: 2 min 0 s
+#     python further/07a_text_retrieval.py --full   # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
+#     python further/07a_text_retrieval.py --quick  # seconds; what the tests use
+#     python further/07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # 41 s
+#
+# The last fits the law to the committed `--full` run (its tables and figure drawn again).
+# Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):
+# `results/07a_text_retrieval.json` ("text": both sweeps' tables, gains, their difference, the
+# drop with T, the references; "law": the fits, their intervals and residuals),
+# `figures/07a_text_retrieval.png`, `07a_law.png` (with `--replay`:
+# `results/07a_text_retrieval_fit_to_full.json` and `figures/07a_law_fit_to_full.png`, the law
+# alone).
+
+# %% [markdown]
 # ## What the committed runs show
 #
 # The corpus (Python 3.11.7): 1,181 public functions and classes of 96 modules whose own
@@ -627,27 +650,6 @@ if __name__ == "__main__" and "law" in args.parts:
 # paper it shrinks, which is what δ < 0 against δ > 0 says. With the paper's δ held at 0.25 the
 # fit is worse (MAE 0.53). The default run (2 seeds, T ≤ 32, the cell above) has too few seeds
 # for an interval worth reading (3 distinct resamples).
-
-# %% [markdown]
-# ## Commands and files
-#
-#     python further/07a_text_retrieval.py          # T = 8, 16, 32, 2 seeds: 2 min 0 s
-#     python further/07a_text_retrieval.py --full   # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
-#     python further/07a_text_retrieval.py --quick  # seconds; what the tests use
-#     python further/07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # 41 s
-#
-# The last fits the law to the committed `--full` run (its tables and figure drawn again).
-# Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):
-# `results/07a_text_retrieval.json` ("text": both sweeps' tables, gains, their difference, the
-# drop with T, the references; "law": the fits, their intervals and residuals),
-# `figures/07a_text_retrieval.png`, `07a_law.png` (with `--replay`:
-# `results/07a_text_retrieval_fit_to_full.json` and `figures/07a_law_fit_to_full.png`, the law
-# alone).
-
-# %% [markdown]
-# ## The run's file
-#
-# Every number above, with the flags that produced them and the run's wall time.
 
 # %%
 if __name__ == "__main__":

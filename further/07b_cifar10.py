@@ -26,7 +26,9 @@ import helpers
 import plumbing
 from plumbing import Setting, int_list, positive_float, positive_int
 
-real_data = helpers.load_concept("07_real_data")  # its ViT, its two sweeps, Table 8
+from engine import lesson07 as engine  # lesson 07's sweeps, tables and Table 8
+
+real_data = helpers.load_concept("07_real_data")  # its data placement, ViT and sweeps' shapes
 
 # %% [markdown]
 # ## Settings
@@ -55,6 +57,9 @@ SETTINGS = {
     "n_valid": Setting(10000, 60, 10000, positive_int, "held-out images"),
 }
 PARTS = real_data.PARTS   # the lesson's two sweeps
+PAPER_TABLE_9 = ("validation accuracy falls with T for every h; at T = 65 about 69.7-69.8 % "
+                 "for h = 8 to 14 (its best), 65.1 % at h = 24; at T = 1025 56.2 % at h = 8, "
+                 "48.4 % at h = 24")  # paper A, Table 9: the cells our notes keep
 CIFAR10_SIDE = 32         # s0, the side of one image in pixels
 CIFAR10_IMAGES = {"train": 50000, "valid": 10000}   # the official split: n_train, n_valid at most
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -132,16 +137,23 @@ def load_cifar10(data_dir, n_train, n_valid, expected_md5=CIFAR10_MD5):
 # corrupt one ends the run in one line. Without it the run is a dry run.
 
 # %%
+def refusals(args):
+    """What config() refuses before any work: more images than CIFAR-10 has, a patch larger
+    than an image, and lesson 07's checks of the frames and the sweeps at CIFAR-10's side."""
+    return ([(f"--n-{split}", getattr(args, "n_" + split) <= available,
+              f"CIFAR-10 has {available:,} such images", None)
+             for split, available in CIFAR10_IMAGES.items()]
+            + [("--patch", args.patch <= CIFAR10_SIDE, f"at most the image side {CIFAR10_SIDE}",
+                None)]
+            + engine.frame_refusals(args.sides, CIFAR10_SIDE, args.patch)
+            + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
+
+
 def config(argv=None):
-    """Parse the flags (the table above) and check them as lesson 07 does (one line naming the
-    flag, exit code 2); nothing is downloaded here."""
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+    """Parse the flags (the table above) and check them (one line naming the flag, exit code
+    2); nothing is downloaded here."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=refusals,
                            full="the paper's image grid (sides 64 ... 256, h up to 24), for a GPU")
-    for flag, available in CIFAR10_IMAGES.items():
-        if getattr(args, "n_" + flag) > available:
-            plumbing.refuse(f"--n-{flag}", f"CIFAR-10 has {available:,} such images")
-    real_data.check_frames(args, CIFAR10_SIDE)
-    return real_data.check_sweeps(args, fixed_width="fixed-width" in args.parts)
 
 
 if __name__ == "__main__":
@@ -163,7 +175,7 @@ if __name__ == "__main__":
 # (47.8 → 40.0 % at $h = 1$) and hardly from $h \approx 10$ (98.1 → 96.7 %): its transition.
 # Table 9's validation accuracy does not follow (best near $h = 8$–14, lower at $h = 24$).
 #
-# **Ours**: lesson 07's `run_fixed_head_dim` and `run_fixed_width` on CIFAR-10, unchanged. The
+# **Ours**: lesson 07's two sweeps (`engine.sweep` with its `train_vit`) on CIFAR-10. The
 # figure draws Table 8 (a line per $T$) and, after a run, our training accuracy per sweep at
 # each of our $T$. **Against the paper**: flat training accuracy in $h$ at $d = 16$; against the
 # head count itself, a rise the fixed-width sweep does not repeat (as on digits, lesson 07).
@@ -200,20 +212,20 @@ def report_plan(planned):
 def report_table_8():
     """Table 8 as the paper prints it, and what our notes keep of Table 9."""
     print("[paper A, Table 8: CIFAR-10 training accuracy (%), mean; T = "
-          + ", ".join(map(str, real_data.PAPER_T)) + "]")
-    for h, row in real_data.PAPER_TABLE_8.items():
+          + ", ".join(map(str, engine.PAPER_T)) + "]")
+    for h, row in engine.PAPER_TABLE_8.items():
         print(f"   h = {h:<3}" + "".join(f"{value:7.1f}" for value in row))
-    print(f"[paper A, Table 9: {real_data.PAPER_TABLE_9}]")
+    print(f"[paper A, Table 9: {PAPER_TABLE_9}]")
 
 
 def run_sweeps(args, data):
     """Lesson 07's parts on `data`, in its order: the protocol, then the fixed width (which
     reads the shapes the protocol trained)."""
     numbers = {}
-    if "fixed-head-dim" in args.parts:
-        numbers = real_data.run_fixed_head_dim(args, data)
-    if "fixed-width" in args.parts:
-        numbers = real_data.run_fixed_width(args, numbers, data)
+    shapes = planned_shapes(args)
+    for sweep in shapes:
+        numbers = engine.sweep(args, sweep, shapes[sweep], real_data.train_vit, data, numbers,
+                               patch=args.patch, lr=args.lr)
     return numbers
 
 
@@ -221,9 +233,9 @@ def plot_beside_table_8(result):
     """Training accuracy against h: Table 8, a grey line per T, and ours (when trained), a
     coloured line per sweep and T."""
     figure, axis = plt.subplots(figsize=(7, 4.5))
-    heads = list(real_data.PAPER_TABLE_8)
-    for index, T in enumerate(real_data.PAPER_T):
-        axis.semilogx(heads, [row[index] / 100 for row in real_data.PAPER_TABLE_8.values()],
+    heads = list(engine.PAPER_TABLE_8)
+    for index, T in enumerate(engine.PAPER_T):
+        axis.semilogx(heads, [row[index] / 100 for row in engine.PAPER_TABLE_8.values()],
                       ".:", color=plt.cm.Greys(0.35 + 0.15 * index),
                       label=f"paper A, Table 8, T = {T}")
     for sweep, style in (("fixed-head-dim", "o-"), ("fixed-width", "s--")):
@@ -247,12 +259,25 @@ if __name__ == "__main__":
         report_plan(cifar["plan"])
     else:
         cifar = run.record(run_sweeps(args, cifar10))
-        for sweep in cifar["accuracy"]:
-            real_data.report_sweep(cifar, sweep, args.seeds)
-        real_data.report_gain_difference(cifar.get("gain_difference", {}))
+        engine.report(cifar, args.seeds)
     report_table_8()
     run.figure(plot_beside_table_8(cifar),
                "07_heads_on_images_cifar10" if cifar10 is not None else "07b_table_8")
+
+# %% [markdown]
+# ## Commands and files
+#
+#     python further/07b_cifar10.py                     # a dry run: the plan and Table 8, seconds
+#     python further/07b_cifar10.py --data-dir ~/data   # sides 32, 64, h 1..8, 2 seeds (GPU; not run)
+#     python further/07b_cifar10.py --data-dir ~/data --full   # the paper's grid (GPU; not run)
+#     python further/07b_cifar10.py --data-dir ~/data --quick  # seconds once the archive is there
+#
+# Output (under `runs/`, which git ignores): `runs/results/07b_cifar10.json` — after a run with
+# `--data-dir`, lesson 07's keys ("data": "cifar10", "image_side", "T", "accuracy",
+# "train_gain_with_heads", "gain_difference", "run_seconds") and
+# `figures/07_heads_on_images_cifar10.png`; after a dry run, "plan" → {"T", "shapes" → sweep →
+# h → [E, d], "runs", "steps", "batch_size", "layers"} and `figures/07b_table_8.png`. A dry run
+# writes the same results file name as a run: give a run its own `--out`.
 
 # %% [markdown]
 # ### What we saw
@@ -275,26 +300,6 @@ if __name__ == "__main__":
 #
 # This study is the bridge from lesson 07's digits to the paper's scale; until it runs, the
 # paper's numbers above are the only CIFAR-10 numbers here.
-
-# %% [markdown]
-# ## Commands and files
-#
-#     python further/07b_cifar10.py                     # a dry run: the plan and Table 8, seconds
-#     python further/07b_cifar10.py --data-dir ~/data   # sides 32, 64, h 1..8, 2 seeds (GPU; not run)
-#     python further/07b_cifar10.py --data-dir ~/data --full   # the paper's grid (GPU; not run)
-#     python further/07b_cifar10.py --data-dir ~/data --quick  # seconds once the archive is there
-#
-# Output (under `runs/`, which git ignores): `runs/results/07b_cifar10.json` — after a run with
-# `--data-dir`, lesson 07's keys ("data": "cifar10", "image_side", "T", "accuracy",
-# "train_gain_with_heads", "gain_difference", "run_seconds") and
-# `figures/07_heads_on_images_cifar10.png`; after a dry run, "plan" → {"T", "shapes" → sweep →
-# h → [E, d], "runs", "steps", "batch_size", "layers"} and `figures/07b_table_8.png`. A dry run
-# writes the same results file name as a run: give a run its own `--out`.
-
-# %% [markdown]
-# ## The run's file
-#
-# Every number above (or the plan), with the flags that produced them and the run's wall time.
 
 # %%
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
-"""01_retrieval_task.py: the task against slow loops, the density demo, the script contract."""
-import itertools
+"""01_retrieval_task.py: the task against slow loops, its directions, the script contract."""
 import json
 import math
+import re
 
 import pytest
 import torch
 
+import conftest
 import helpers
 import plumbing
 from conftest import assert_rejected, run_script
+from engine import lesson01 as engine
 
 task = helpers.load_concept("01_retrieval_task")
 
@@ -74,53 +76,28 @@ def test_D_out_of_range_is_rejected():
         task.synthetic_task(5, seq_len=8, dim=4)
 
 
-def test_lemma_2_features_equal_their_definition_by_loops():
-    x = task.sample_inputs(4, 7, 1, seed=4, distribution="uniform")[..., 0]  # [4, 7]
-    m = 2
-    Y, U, v, w = task.subset_features(x, m)
-    for k in range(4):
-        values = x[k].tolist()
-        subsets = list(itertools.combinations(range(7), m))
-        for t in range(7):
-            with_t = [A for A in subsets if t in A]
-            assert float(Y[k, t]) == max(min(values[u] for u in A) for A in with_t)
-            assert float(U[k, t]) == min(max(values[u] for u in A) for A in with_t)
-        assert float(v[k]) == sorted(values, reverse=True)[m - 1]  # the m-th largest
-        assert float(w[k]) == sorted(values)[m - 1]                # the m-th smallest
-        # Lemma 2's closed form: Y = min(x, v_m)
-        assert Y[k].tolist() == [min(value, float(v[k])) for value in values]
-
-
-def test_density_demo_error_shrinks_with_q_and_obeys_its_bound():
-    result = task.density_demo(seq_len=8, sharpness=[1, 10, 100, 1000], n=100, dim=2, seed=0)
-    errors = [row["max_error"] for row in result["rows"]]
-    assert all(later < earlier for earlier, later in zip(errors, errors[1:]))
-    assert all(row["max_error"] <= row["bound"] for row in result["rows"])
-
-
-def test_papers_selector_converges_on_the_density_demo():
-    result = task.density_demo(seq_len=8, sharpness=[1, 10, 100, 1000], n=100, dim=2, seed=0)
-    errors = [row["paper_max_error"] for row in result["rows"]]
-    assert all(later < earlier for earlier, later in zip(errors, errors[1:]))
-    assert errors[-1] < 1e-2                                   # q = 1000
-
-
-def test_papers_selector_against_its_formula_by_loops():
-    Y, U = torch.tensor([[0.2, 0.7, 0.5]]), torch.tensor([[0.4, 0.7, 0.6]])
-    v, w, q = torch.tensor([0.5]), torch.tensor([0.4]), 30.0
-    got = task.paper_select(Y, U, v, w, q)
-    for t in range(3):
-        a, b = math.exp(q * (U[0, t] - w[0]) ** 2), math.exp(q * (Y[0, t] - v[0]) ** 2)
-        assert float(got[0, t]) == pytest.approx((a * U[0, t] + b * Y[0, t]) / (a + b))
-    huge = task.paper_select(Y, U, v, w, 1e6)                  # e^{q(.)^2} overflows a float
-    assert torch.isfinite(huge).all()
-
-
 def test_main_quick_returns_its_numbers(notebook_run):
     result = notebook_run("01_retrieval_task")   # the --quick run, as its notebook executes it
     variances = [stats["var"] for stats in result["target_stats"].values()]
     assert variances[0] > variances[-1]  # Var(y) shrinks as T grows: the reason for NMSE
     json.dumps(result)  # everything main returns is JSON-ready
+
+
+def test_the_report_prints_the_lengths_and_the_most_similar_pairs_of_the_directions(capsys):
+    args = task.config(["--quick"])
+    directions = task.task_directions(4, 4, "gaussian")
+    examples = engine.examples(args, task.sample_synthetic, task.sample_max_plus_min,
+                               task.task_directions)
+    engine.report_examples(examples, args, directions)
+    printed = capsys.readouterr().out
+    lengths = [math.sqrt(sum(float(value) ** 2 for value in a)) for a in directions]
+    assert "lengths " + ", ".join(f"{length:.2f}" for length in lengths) + ";" in printed
+    cosines = {(i, j): float(directions[i] @ directions[j]) / (lengths[i] * lengths[j])
+               for i in range(4) for j in range(i + 1, 4)}
+    (i, j), (k, m) = sorted(cosines, key=cosines.get, reverse=True)[:2]
+    assert (f"largest cosines {cosines[i, j]:.2f} (a_{i + 1}, a_{j + 1}), "
+            f"{cosines[k, m]:.2f} (a_{k + 1}, a_{m + 1})") in printed
+    assert f"y = {examples['examples']['y'][0]:.3f}" in printed
 
 
 def test_script_writes_json_and_figures(tmp_path):
@@ -129,13 +106,13 @@ def test_script_writes_json_and_figures(tmp_path):
     payload = json.loads((tmp_path / "results" / "01_retrieval_task_quick.json")
                          .read_text())  # a --quick run is named so
     assert payload["config"]["preset"] == "quick" and payload["wall_time_s"] > 0
-    assert len(list((tmp_path / "figures").glob("01_*.png"))) == 3
+    assert len(list((tmp_path / "figures").glob("01_*.png"))) == 2
     assert "device: cpu" in done.stdout
 
 
 @pytest.mark.parametrize("flags, flag_name", [
-    (["--T", "0"], "--T"), (["--D", "5"], "--D"), (["--density-T", "40"], "--density-T"),
-    (["--device", "no-such-device"], "--device"), (["--q", "-1"], "--q"),
+    (["--T", "0"], "--T"), (["--D", "5"], "--D"), (["--n-samples", "1"], "--n-samples"),
+    (["--device", "no-such-device"], "--device"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("01_retrieval_task", flags, flag_name)
@@ -145,7 +122,7 @@ def test_help_documents_every_flag():
     done = run_script("01_retrieval_task", "--help")
     assert done.returncode == 0
     for flag in ["--quick", "--full", "--device", "--seed", "--out", "--T", "--D", "--d",
-                 "--n-samples", "--density-T", "--density-samples", "--q"]:
+                 "--directions", "--n-samples"]:
         assert flag in done.stdout
 
 
@@ -168,10 +145,18 @@ def test_gaussian_directions_are_the_random_draws_unnormalised():
         task.task_directions(4, 4, "diagonal")
 
 
-@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model",
-                                  "03a_params_vs_error", "04_single_head_memorization"])
+# The files with a --directions row in their settings: 01 and the files that train on its task.
+WITH_DIRECTIONS = [script.stem for script in conftest.SCRIPTS if re.search(
+    r"""["']directions["']: *(task\.SETTINGS|Setting)\b""", script.read_text())]
+
+
+def test_the_task_s_trainers_have_a_directions_flag():
+    assert "01_retrieval_task" in WITH_DIRECTIONS and len(WITH_DIRECTIONS) >= 2, WITH_DIRECTIONS
+
+
+@pytest.mark.parametrize("name", WITH_DIRECTIONS)
 def test_every_file_that_samples_the_task_has_the_same_directions_flag(name, tmp_path):
-    """--directions: one flag, one set of values, one default, in 01-04 (03's in its study)."""
+    """--directions: one flag, one set of values, one default, in every file that has it."""
     module = helpers.load_concept(name)
     assert module.SETTINGS["directions"] is task.SETTINGS["directions"]     # one row, shared
     parser = plumbing.build_parser(module.SETTINGS)
@@ -192,7 +177,6 @@ def test_each_reading_gives_D_directions_of_the_promised_kind(D):
     assert task.task_directions(D, 4, "gaussian").shape == (D, 4)
 
 
-@pytest.mark.parametrize("name", ["01_retrieval_task", "02_multihead_model",
-                                  "03a_params_vs_error", "04_single_head_memorization"])
+@pytest.mark.parametrize("name", WITH_DIRECTIONS)
 def test_an_unknown_reading_is_refused_with_one_line(name):
     assert_rejected(name, ["--directions", "diagonal"], "--directions")

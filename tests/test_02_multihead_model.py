@@ -1,5 +1,5 @@
-"""02_multihead_model.py (and its side studies): eq. 4 against a slow loop, parameter counts,
-training, the script."""
+"""02_multihead_model.py (and its side studies 02a-02c): eq. 4 against a slow loop, parameter
+counts, training, the script."""
 import math
 
 import pytest
@@ -8,6 +8,7 @@ import torch
 import helpers
 import plumbing
 from conftest import assert_rejected, run_script
+from engine import lesson02 as engine
 
 model_file = helpers.load_concept("02_multihead_model")
 directions = helpers.load_concept("02b_directions_study")
@@ -15,7 +16,7 @@ directions = helpers.load_concept("02b_directions_study")
 
 def slow_eq4(model, x):
     """Eq. 4 with loops over the batch, the heads and the tokens (one layer, no options)."""
-    layer = model.layers[0]
+    layer = model.attention
     outputs = []
     for sequence in x:
         tokens = [model.encoder(token) for token in sequence]              # x_hat(t), each [E]
@@ -42,20 +43,11 @@ def test_model_equals_a_slow_loop_of_eq_4(n_heads, head_dim, beta):
 
 
 def test_shapes_and_attention_sums_to_one():
-    model = model_file.MultiHeadModel(n_heads=3, head_dim=8, width=32, n_layers=2,
-                                      residual=True)
-    y, attention = model(torch.randn(5, 11, 4), return_attention=True)
-    assert y.shape == (5,) and len(attention) == 2
-    for weights in attention:
-        assert weights.shape == (5, 3, 11)
-        torch.testing.assert_close(weights.sum(-1), torch.ones(5, 3))
-        assert (weights >= 0).all()
-
-
-def test_total_width_sets_head_dim():
-    model = model_file.MultiHeadModel(n_heads=3, head_dim=8, width=32, total_width=32)
-    assert model.head_dim == 11  # ceil(32 / 3), as in paper Table 3 (E = 33)
-    assert model(torch.randn(2, 16, 4)).shape == (2,)
+    model = model_file.MultiHeadModel(n_heads=3, head_dim=8, width=32)
+    y, weights = model(torch.randn(5, 11, 4), return_attention=True)
+    assert y.shape == (5,) and weights.shape == (5, 3, 11)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(5, 3))
+    assert (weights >= 0).all()
 
 
 def test_parameter_counts_equal_a_hand_count():
@@ -88,39 +80,65 @@ def test_h_equal_D_is_not_worse_than_h_below_D():
 
 def test_main_quick(quick_args):
     args = quick_args(model_file, "--D", "2", "--heads", "1,2", "--workers", "2")
-    trained, result = model_file.sweep(args)
+    trained, result = engine.sweep(args, model_file.train_one,
+                                   engine.base_run(args, model_file.RECIPE))
     assert plumbing.first_non_finite(result) is None                # every number is finite
     assert set(result["nmse"]["8"]) == {"1", "2"}
     assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
-    found = model_file.mechanism(trained, args)                      # the attention part
-    assert set(found) == {"1", "2"} and plumbing.first_non_finite(found) is None
-    for h, entry in found.items():
+    found = engine.mechanism(trained, args, model_file.build_model,   # the attention part
+                             model_file.head_specialisation)
+    assert set(found["mechanism"]) == {"1", "2"} and plumbing.first_non_finite(found) is None
+    for h, entry in found["mechanism"].items():
         assert len(entry["attention_on_targets"]) == int(h)           # one row per head
         assert all(len(row) == 2 for row in entry["attention_on_targets"])  # one column per a_i
+    overlap = found["a_i_overlap"]                                    # the a_i's own geometry
+    cosine = torch.tensor(overlap["cosine"])
+    torch.testing.assert_close(cosine.diagonal(), torch.ones(2))
+    torch.testing.assert_close(cosine, cosine.T)
+    _, _, positions = model_file.task.sample_synthetic(                # the same fresh sequences
+        engine.SPECIALISATION_SEQUENCES, 8, 2, seed=args.seed + engine.SPECIALISATION_SEED_OFFSET)
+    shared = sum(int(p[0] == p[1]) for p in positions) / len(positions)
+    assert overlap["same_token"][0][1] == pytest.approx(shared) and overlap["same_token"][0][0] == 1
+
+
+def test_head_specialisation_equals_a_loop_over_sequences():
+    torch.manual_seed(2)
+    model = model_file.MultiHeadModel(n_heads=3, head_dim=4, width=16)
+    matrix = model_file.head_specialisation(model, 9, 4, 5, seed=7)      # [h, D]
+    x, _, positions = model_file.task.sample_synthetic(5, 9, 4, seed=7)
+    with torch.no_grad():
+        _, weights = model(x, return_attention=True)                    # [n, h, T]
+    for head in range(3):
+        for i in range(4):
+            by_hand = sum(weights[k, head, positions[k, i]] for k in range(5)) / 5
+            assert matrix[head, i].item() == pytest.approx(by_hand.item(), rel=1e-6)
 
 
 def test_the_knee_and_its_drop_by_hand():
     table = {"8": {"2": {"min": 1e-2}, "3": {"min": 4e-3}, "4": {"min": 1e-4}}}
-    assert model_file.drop_at_the_knee(table, [2, 3, 4], D=4) == {"h": 4,
-                                                                  "ratio": {"8": 40.0}}
-    assert model_file.drop_at_the_knee(table, [2, 3, 4], D=4, layers=2) == {
+    assert engine.drop_at_the_knee(table, [2, 3, 4], D=4) == {"h": 4, "ratio": {"8": 40.0}}
+    assert engine.drop_at_the_knee(table, [2, 3, 4], D=4, layers=2) == {
         "h": 2, "ratio": {}}                                         # h = 1 was not trained
-    assert model_file.drop_at_the_knee(table, [3, 4], D=3) == {"h": 3, "ratio": {}}
+    assert engine.drop_at_the_knee(table, [3, 4], D=3) == {"h": 3, "ratio": {}}
 
 
 def test_the_drop_is_printed_beside_the_papers_of_the_same_statistic(capsys):
-    args = model_file.config(["--quick", "--total-width", "32", "--heads", "3,4"])  # Table 3
+    args = model_file.config(["--quick", "--heads", "3,4"])
     nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
-    result = {"nmse": nmse, "knee": model_file.drop_at_the_knee(nmse, [3, 4], D=4)}
-    model_file.report_sweep(result, args)
+    result = {"nmse": nmse, "knee": engine.drop_at_the_knee(nmse, [3, 4], D=4)}
+    engine.report_sweep(result, args, model_file.paper_table(args))
     printed = capsys.readouterr().out
-    theirs = model_file.PAPER_TABLE_3[3][8] / model_file.PAPER_TABLE_3[4][8]
-    assert f"20x [{theirs:.0f}x] (T=8)" in printed and "in the min over seeds" in printed
+    theirs = model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]  # Table 2: means
+    assert f"min 20x; mean 15x [paper: {theirs:.0f}x]" in printed
+    ratio = 1e-4 / model_file.PAPER_TABLE_3[4][8]                  # Table 3's min, h = 4 only
+    assert f"our min / the paper's: h = 4: {ratio:.0f}x" in printed
+    assert f"our mean / the paper's: h = 3: {3e-3 / model_file.PAPER_TABLE_2[3][8]:.1f}x" in printed
 
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--T", "0"], "--T"), (["--D", "5"], "--D"), (["--heads", "2,0"], "--heads"),
     (["--lr", "nan"], "--lr"), (["--device", "no-such-device"], "--device"),
+    (["--T", "8,2048"], "--T"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("02_multihead_model", flags, flag_name)
@@ -135,69 +153,28 @@ def test_non_finite_loss_stops_the_script_with_one_line(tmp_path):
     assert not (tmp_path / "results").exists()  # nothing half-written
 
 
-def test_standard_two_layer_block_with_zero_weights_is_the_readout_of_the_cls():
-    torch.manual_seed(0)
-    model = model_file.MultiHeadModel(n_heads=2, head_dim=8, width=32, total_width=32, n_layers=2)
-    with torch.no_grad():
-        for layer in model.layers:
-            for weight in (layer.W_Q, layer.W_K, layer.W_V, layer.W_O.weight):
-                weight.zero_()
-        for ffn in model.ffns:
-            for parameter in ffn.parameters():
-                parameter.zero_()
-        x = torch.randn(6, 9, 4)
-        expected = model.readout(model.cls).expand(6)                      # F_hat(c_0)
-        torch.testing.assert_close(model(x), expected)
-
-
-def test_standard_block_equals_attention_then_ffn_by_hand():
-    torch.manual_seed(1)
-    model = model_file.MultiHeadModel(n_heads=2, head_dim=4, width=16, n_layers=2)
-    x = torch.randn(3, 5, 4)
-    with torch.no_grad():
-        tokens = model.encoder(x)
-        cls = model.cls.expand(3, 1, -1)
-        streams = torch.cat([tokens, cls], dim=1)
-        update, _ = model.layers[0](streams, tokens)
-        streams = streams + update
-        streams = streams + model.ffns[0](streams)
-        final, _ = model.layers[1](streams[:, -1:], streams[:, :-1])
-        expected = model.readout((streams[:, -1:] + final).squeeze(1)).squeeze(-1)
-        torch.testing.assert_close(model(x), expected)
-    attention_only = model_file.MultiHeadModel(n_heads=2, head_dim=4, width=16, n_layers=2,
-                                               block="attention-only", residual=True)
-    assert len(attention_only.ffns) == 0 and attention_only(x).shape == (3,)
-
-
-def test_paper_tables_are_matched_to_their_configuration():
-    args = model_file.config(["--quick", "--total-width", "32", "--D", "3"])
-    assert model_file.paper_table(args) == {"min": model_file.PAPER_TABLE_4}
-    args = model_file.config(["--quick", "--layers", "2", "--total-width", "32"])
-    assert model_file.paper_table(args) == {"min": model_file.PAPER_TABLE_5}
-    args = model_file.config(["--quick", "--layers", "2", "--total-width", "32",
-                              "--block", "attention-only"])
-    assert model_file.paper_table(args) == {}
-    # the default (n = 8): Table 2's means, and Table 3's minima only at h = 4, where E = 32
+def test_paper_tables_are_matched_to_their_model():
+    """Table 2's means at every h (the same model, n = 8); Table 3's minima only at h = 4,
+    where its fixed E = 32 is our n h; none for another D."""
     default = model_file.paper_table(model_file.config([]))
     assert default == {"mean": model_file.PAPER_TABLE_2, "min": {4: model_file.PAPER_TABLE_3[4]}}
-    assert "min" not in model_file.paper_table(model_file.config(["--head-dim", "5"]))
+    assert 4 * model_file.HEAD_DIM == 32
+    assert model_file.paper_table(model_file.config(["--D", "3"])) == {}
 
 
 def test_summarise_uses_the_sample_std_like_every_file():
     runs = [dict(T=8, h=1, seed=s, valid_nmse=v) for s, v in enumerate([1.0, 2.0, 4.0])]
-    entry = model_file.summarise(runs)["8"]["1"]
+    entry = engine.summarise(runs)["8"]["1"]
     assert entry == helpers.seed_stats([1.0, 2.0, 4.0])
     assert entry["std"] == pytest.approx(math.sqrt((16 / 9 + 1 / 9 + 25 / 9) / 2))  # n - 1
 
 
-def test_every_run_of_a_variant_or_a_changed_flag_gets_its_own_file_name(tmp_path):
+def test_every_run_of_a_changed_flag_gets_its_own_file_name(tmp_path):
     def name(*flags):
         args = model_file.config(["--out", str(tmp_path), *flags])
-        return model_file.variant(args) + plumbing.output_suffix(args, model_file.PARTS,
-                                                                 model_file.VARIANT_FLAGS)
+        return plumbing.output_suffix(args, model_file.PARTS)
     assert name() == ""
-    assert name("--D", "3", "--total-width", "32") == "_D3_E32"
-    assert name("--layers", "2", "--total-width", "32", "--T", "8,32") == "_E32_L2_T8-32"
+    assert name("--D", "3") == "_D3" and name("--D", "3", "--steps", "4000") == "_D3_steps4000"
     assert name("--steps", "100") == "_steps100" and name("--lr", "3e-3") == "_lr0.003"
     assert name("--steps", "4000") == "_steps4000"        # results/02_multihead_model_steps4000
     assert name("--full") == "_full" and name("--quick", "--heads", "1") == "_heads1_quick"
@@ -233,7 +210,6 @@ def test_directions_study_ratios_and_verdict_on_made_up_runs(quick_args, monkeyp
 
 def test_directions_study_refuses_flags_it_would_ignore():
     assert_rejected("02b_directions_study", ["--directions", "random"], "--directions")
-    assert_rejected("02_multihead_model", ["--directions", "diagonal"], "--directions")
 
 
 def test_a_default_lives_in_one_place(tmp_path, monkeypatch):
@@ -247,5 +223,5 @@ def test_a_default_lives_in_one_place(tmp_path, monkeypatch):
     assert "(default: 0.003)" in next(a.help for a in parser._actions if a.dest == "lr")
     args = model_file.config(["--out", str(tmp_path)])
     assert args.lr == 3e-3 and "lr" not in args.changed               # the default, not a flag
-    assert model_file.base_run(args)["lr"] == 3e-3
+    assert engine.base_run(args, model_file.RECIPE)["lr"] == 3e-3
 

@@ -1,18 +1,133 @@
-"""further/02d_variants.py: the reversal score by hand and on the paper's tables, its run over
-lesson 02's committed runs, and the command named for each of them."""
+"""further/02d_variants.py: the stacked model by hand, a fixed width, the variants' file names
+and paper tables, the reversal score by hand and on the paper's tables, its run over the
+committed runs, and the command named for each of them."""
 import json
 import shlex
 from pathlib import Path
 
 import pytest
+import torch
 
 import conftest
 import helpers
 import plumbing
+from conftest import assert_rejected
+from engine import lesson02 as engine
 
 model_file = helpers.load_concept("02_multihead_model")
 study = helpers.load_concept("02d_variants")
 RESULTS = Path(__file__).resolve().parent.parent / "results"
+
+
+def test_shapes_and_attention_of_every_layer_sum_to_one():
+    model = study.StackedModel(n_heads=3, head_dim=8, width=32, n_layers=2)
+    y, attention = model(torch.randn(5, 11, 4), return_attention=True)
+    assert y.shape == (5,) and len(attention) == 2
+    for weights in attention:
+        assert weights.shape == (5, 3, 11)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(5, 3))
+        assert (weights >= 0).all()
+
+
+def test_total_width_sets_head_dim():
+    run = dict(h=3, head_dim=8, width=32, total_width=32, layers=1, block="standard")
+    model = study.build_variant(run)
+    assert model.head_dim == 11  # ceil(32 / 3), as in paper Table 3 (E = 33)
+    assert model(torch.randn(2, 16, 4)).shape == (2,)
+    assert study.build_variant(dict(run, layers=2)).head_dim == 11
+
+
+def test_standard_two_layer_block_with_zero_weights_is_the_readout_of_the_cls():
+    torch.manual_seed(0)
+    model = study.StackedModel(n_heads=2, head_dim=16, width=32, n_layers=2)
+    with torch.no_grad():
+        for layer in model.layers:
+            for weight in (layer.W_Q, layer.W_K, layer.W_V, layer.W_O.weight):
+                weight.zero_()
+        for ffn in model.ffns:
+            for parameter in ffn.parameters():
+                parameter.zero_()
+        x = torch.randn(6, 9, 4)
+        expected = model.readout(model.cls).expand(6)                      # F_hat(c_0)
+        torch.testing.assert_close(model(x), expected)
+
+
+def test_standard_block_equals_attention_then_ffn_by_hand():
+    torch.manual_seed(1)
+    model = study.StackedModel(n_heads=2, head_dim=4, width=16, n_layers=2)
+    x = torch.randn(3, 5, 4)
+    with torch.no_grad():
+        tokens = model.encoder(x)
+        cls = model.cls.expand(3, 1, -1)
+        streams = torch.cat([tokens, cls], dim=1)
+        update, _ = model.layers[0](streams, tokens)
+        streams = streams + update
+        streams = streams + model.ffns[0](streams)
+        final, _ = model.layers[1](streams[:, -1:], streams[:, :-1])
+        expected = model.readout((streams[:, -1:] + final).squeeze(1)).squeeze(-1)
+        torch.testing.assert_close(model(x), expected)
+    attention_only = study.StackedModel(n_heads=2, head_dim=4, width=16, n_layers=2,
+                                        block="attention-only")
+    assert len(attention_only.ffns) == 0 and attention_only(x).shape == (3,)
+
+
+def test_one_stacked_layer_is_the_lessons_model():
+    """With L = 1 the stacked model draws the lesson's weights in the same order and computes
+    eq. 4; the lesson's parameter count counts every FFN with the encoder."""
+    x = torch.randn(4, 7, 4)
+    torch.manual_seed(3)
+    lesson = model_file.MultiHeadModel(n_heads=2, head_dim=4, width=16)
+    torch.manual_seed(3)
+    stacked = study.StackedModel(n_heads=2, head_dim=4, width=16, n_layers=1)
+    with torch.no_grad():
+        torch.testing.assert_close(lesson(x), stacked(x))
+    two = study.StackedModel(n_heads=2, head_dim=4, width=16, n_layers=2)
+    ffn = helpers.count_parameters(two.ffns)
+    assert model_file.parameter_counts(two)["paper"] == \
+        model_file.parameter_counts(lesson)["paper"] + ffn
+
+
+def test_the_drop_is_printed_beside_table_3(capsys):
+    args = study.config(["--quick", "--total-width", "32", "--heads", "3,4"])  # Table 3
+    nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
+    result = {"nmse": nmse, "knee": engine.drop_at_the_knee(nmse, [3, 4], D=4)}
+    engine.report_sweep(result, args, study.paper_table(args))
+    theirs = engine.PAPER_TABLE_3[3][8] / engine.PAPER_TABLE_3[4][8]
+    assert f"min 20x [paper: {theirs:.0f}x]; mean 15x" in capsys.readouterr().out
+
+
+def test_paper_tables_are_matched_to_their_configuration():
+    args = study.config(["--quick", "--total-width", "32", "--D", "3"])
+    assert study.paper_table(args) == {"min": study.PAPER_TABLE_4}
+    args = study.config(["--quick", "--total-width", "32"])
+    assert study.paper_table(args) == {"min": engine.PAPER_TABLE_3}
+    args = study.config(["--quick", "--layers", "2", "--total-width", "32"])
+    assert study.paper_table(args) == {"min": study.PAPER_TABLE_5}
+    args = study.config(["--quick", "--layers", "2", "--total-width", "32",
+                         "--block", "attention-only"])
+    assert study.paper_table(args) == {}
+    assert study.paper_table(study.config([])) == model_file.paper_table(model_file.config([]))
+
+
+def test_every_variant_gets_its_own_file_name(tmp_path):
+    def name(*flags):
+        args = study.config(["--out", str(tmp_path), *flags])
+        return study.variant(args) + plumbing.output_suffix(args, study.PARTS,
+                                                            study.VARIANT_FLAGS)
+    assert name() == ""
+    assert name("--D", "3", "--total-width", "32") == "_D3_E32"
+    assert name("--layers", "2", "--total-width", "32", "--T", "8,32") == "_E32_L2_T8-32"
+    assert name("--select", "best") == "_best" and name("--steps", "100") == "_steps100"
+    assert name("--directions", "random") == "_random_directions"
+
+
+@pytest.mark.parametrize("flags, flag_name", [
+    (["--directions", "diagonal"], "--directions"), (["--layers", "0"], "--layers"),
+    (["--block", "none"], "--block"), (["--D", "5"], "--D"), (["--total-width", "0"],
+                                                              "--total-width"),
+])
+def test_bad_input_exits_2_with_one_line(flags, flag_name):
+    assert_rejected("02d_variants", flags, flag_name)
 
 
 def test_reversal_score_by_hand():
@@ -45,19 +160,26 @@ def quick(tmp_path_factory):
 
 def test_main_quick(quick):
     out, result = quick
-    runs = {**study.DEFAULTS, **study.VARIANTS, **study.GRID}
-    assert set(result["reversal"]) == {f"02_multihead_model{suffix}" for suffix in runs}
+    assert set(result["reversal"]) == set(study.COMMITTED)
     for name, scores in result["reversal"].items():
         committed = json.loads((RESULTS / f"{name}.json").read_text())
-        if "reversal" in committed:        # the key the lesson's runs carried: the same meaning
+        if "reversal" in committed:        # the key the older runs carried: the same meaning
             for source, by_h in committed["reversal"].items():
                 assert scores[source] == pytest.approx(by_h), (name, source)
     assert [round(result["paper_reversal"]["Table 2 (mean)"][str(h)], 2)
             for h in range(1, 6)] == [0.0, 0.0, 0.06, 5.33, 4.46]
-    drawn = {path.name for path in (out / "figures").glob("*.png")}  # the names of the lesson
-    assert drawn == {f"02_nmse_vs_heads{suffix}_quick.png" for suffix in {**study.VARIANTS,
-                                                                         **study.GRID}} | {
-        "02_reversal_score_full_quick.png"}
+    drawn = {path.name for path in (out / "figures").glob("*.png")}
+    assert drawn == {f"02d_variants{suffix}_quick.png" for suffix in study.VARIANTS} | {
+        "02_nmse_vs_heads_full_quick.png", "02_reversal_score_full_quick.png"}
+
+
+def test_a_variant_trains_with_its_flags(tmp_path):
+    """Given a variant's flag, the study trains it (here one tiny two-layer run)."""
+    result = conftest.run_quick("02d_variants", tmp_path, "--layers", "2", "--heads", "1",
+                                "--steps", "20", "--workers", "1")
+    assert result["script"] == "02d_variants_L2_heads1_steps20_quick.py"
+    assert set(result["nmse"]["8"]) == {"1"} and result["mechanism"] == {}
+    assert result["parameters"]["1"]["paper"] > result["parameters"]["1"]["total"] / 2
 
 
 SETTINGS_OF_A_RUN = ("T", "heads", "D", "head_dim", "width", "total_width", "layers",
@@ -65,24 +187,29 @@ SETTINGS_OF_A_RUN = ("T", "heads", "D", "head_dim", "width", "total_width", "lay
                      "n_train", "n_valid", "seed")
 
 
-@pytest.mark.parametrize("suffix, flags", [*study.VARIANTS.items(), *study.GRID.items(),
-                                           ("_steps4000", study.DEFAULTS["_steps4000"])])
-def test_each_named_command_reproduces_its_committed_run(suffix, flags, tmp_path):
-    """Lesson 02 with the flags the study names trains with every setting of the committed
-    file, and names its file as the committed one, or as that name followed by _steps4000 (the
-    committed variants carry no step count in their names). The lesson's default run is
-    the lesson's own to check."""
-    args = model_file.config([*shlex.split(flags), "--out", str(tmp_path)])
-    committed = json.loads((RESULTS / f"02_multihead_model{suffix}.json").read_text())["config"]
+@pytest.mark.parametrize("stem, flags", [
+    *((f"02d_variants{suffix}", flags) for suffix, flags in study.VARIANTS.items()),
+    *((f"02_multihead_model{suffix}", flags) for suffix, flags in
+      {**study.GRID, "_steps4000": study.DEFAULTS["_steps4000"]}.items())])
+def test_each_named_command_reproduces_its_committed_run(stem, flags, tmp_path):
+    """The study (a variant) or lesson 02 (the grid, 4,000 steps) with the flags named trains
+    with every setting of the committed file, and names its file as the committed one. The
+    lesson's default run is the lesson's own to check."""
+    script = study if stem.startswith("02d") else model_file
+    args = script.config([*shlex.split(flags), "--out", str(tmp_path)])
+    committed = json.loads((RESULTS / f"{stem}.json").read_text())["config"]
+    ran = {**model_file.RECIPE, "directions": model_file.task.DEFAULT_DIRECTIONS,
+           "total_width": None, "layers": 1, "block": "standard", "select": "last", **vars(args)}
     for name in SETTINGS_OF_A_RUN:
-        assert getattr(args, name) == committed[name], (suffix, name)
-    named = model_file.variant(args) + plumbing.output_suffix(args, model_file.PARTS,
-                                                              model_file.VARIANT_FLAGS)
-    assert named in (suffix, suffix + "_steps4000")
+        assert ran[name] == committed[name], (stem, name)
+    named = (study.variant(args) + plumbing.output_suffix(args, study.PARTS, study.VARIANT_FLAGS)
+             if script is study else plumbing.output_suffix(args, model_file.PARTS))
+    assert script.__name__ + named == stem
 
 
 def test_the_commands_table_names_each_run_with_its_flags():
     text = helpers.script_path("02d_variants").read_text()
-    for suffix, flags in {**study.VARIANTS, **study.GRID,
-                          "_steps4000": study.DEFAULTS["_steps4000"]}.items():
+    for suffix, flags in study.VARIANTS.items():
+        assert f"| `02d_variants{suffix}.json` | `{flags}` |" in text, suffix
+    for suffix, flags in {**study.GRID, "_steps4000": study.DEFAULTS["_steps4000"]}.items():
         assert f"| `02_multihead_model{suffix}.json` | `{flags}` |" in text, suffix

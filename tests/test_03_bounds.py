@@ -1,11 +1,14 @@
-"""03_bounds.py: the hand-built model within its bound, k by hand, Corollary 1, the script."""
+"""03_bounds.py: the hand-built model within its bound, k by hand, the printout of the
+committed run, the script."""
+import json
 import math
 
 import pytest
 import torch
 
 import helpers
-from conftest import RUN_KEYS, assert_rejected, run_quick
+from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
+from engine import lesson03 as engine
 
 bounds = helpers.load_concept("03_bounds")
 
@@ -57,18 +60,23 @@ def test_first_nonvacuous_length():
         assert bounds.lower_bound_exponent(T - 1, s, D, n) <= 0
 
 
-def test_corollary_thresholds_by_hand():
-    (row,) = bounds.corollary_table([(1, 2)])
-    assert row["condition_T"] == 250  # 1^2 + 2^2 = 5 = 250 / 50
-    T = row["k_exceeds_gamma_beyond_T"]
-    assert bounds.lower_bound_exponent(T, 1, 2, n=2) == pytest.approx(2)  # k = gamma exactly
-    assert bounds.lower_bound_exponent(T + 1, 1, 2, n=2) > 2
-    assert row["k_at_condition_T"] > row["gamma"]  # the paper's condition is sufficient
-
-
 def test_fit_slope_recovers_a_power_law():
     x = [10, 100, 1000]
-    assert bounds.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
+    assert engine.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
+
+
+def test_the_printout_shows_the_cells_the_text_quotes(capsys):
+    """Part a's printout of the committed run holds the beta = 10, 100 and 1000 cells of the
+    shortest and longest T, as "What we saw" quotes them, and the fitted slopes."""
+    committed = json.loads((ROOT / "results" / "03_bounds.json").read_text())
+    engine.report_upper_bound(committed)
+    printed = capsys.readouterr().out
+    assert "every error within its bound: True" in printed
+    assert ("T = 8    beta=10: 2.8e-2 (3.7e-2)  beta=100: 2.8e-3 (3.7e-3)  "
+            "beta=1000: 2.8e-4 (3.7e-4)") in printed
+    assert ("T = 1024 beta=10: 9.7e-2 (9.4e+0)  beta=100: 1.3e-2 (9.4e-1)  "
+            "beta=1000: 1.1e-3 (9.4e-2)") in printed
+    assert "T=1024: -0.94" in printed and "T=64: -1.17" in printed
 
 
 def test_main_quick(notebook_run):
@@ -78,18 +86,20 @@ def test_main_quick(notebook_run):
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--betas", "0"], "--betas"),
-    (["--construction-T", "0"], "--construction-T"), (["--device", "no-such-device"], "--device"),
+    (["--construction-T", "0"], "--construction-T"), (["--construction-T", "8,5000"],
+                                                        "--construction-T"),
+    (["--device", "no-such-device"], "--device"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("03_bounds", flags, flag_name)
 
 
 def test_parts_runs_only_what_it_names(tmp_path):
-    result = run_quick("03_bounds", tmp_path, "--parts", "b,d")
-    assert set(result) - RUN_KEYS == {"lower_bound", "corollary"}
-    assert result["script"] == "03_bounds_quick_parts_b_d.py"
+    result = run_quick("03_bounds", tmp_path, "--parts", "b")
+    assert set(result) - RUN_KEYS == {"lower_bound"}
+    assert result["script"] == "03_bounds_quick_parts_b.py"
 
 
-@pytest.mark.parametrize("parts", ["a,e", "c"])   # c, Fig. 1b trained, is the study 03a now
+@pytest.mark.parametrize("parts", ["a,e", "c"])
 def test_an_unknown_part_is_refused_with_one_line(parts):
     assert_rejected("03_bounds", ["--parts", parts], "--parts")

@@ -1,5 +1,5 @@
 """further/03a_params_vs_error.py: the width sweep, its summary, the quick run, the replayed
-committed run (03's part c before the split), the script's refusals."""
+committed run, the script's refusals."""
 import pytest
 
 import helpers
@@ -41,9 +41,9 @@ def test_widths_keep_the_training_error_of_the_best_validation_seed():
 
 
 def test_the_committed_run_replays_with_the_numbers_the_text_quotes(capsys):
-    """The notebook draws results/03_bounds_before_split.json; its slopes and ranges are the
-    ones the study's markdown quotes, the paper's range beside ours."""
-    numbers = plumbing.replay(ROOT / "results" / "03_bounds_before_split.json")
+    """The notebook draws results/03a_params_vs_error_torch2.14.json; its slopes and ranges are
+    the ones the study's markdown quotes, the paper's range beside ours."""
+    numbers = plumbing.replay(ROOT / "results" / "03a_params_vs_error_torch2.14.json")
     slopes = {h: {T: round(entry["slope"], 2) for T, entry in by_length.items()}
               for h, by_length in numbers["widths"].items()}
     assert slopes == {"3": {"8": -0.54, "32": -0.53}, "4": {"8": -0.19, "32": 0.11}}

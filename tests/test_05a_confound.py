@@ -1,5 +1,7 @@
-"""further/05a_confound.py: the confound target (its coupling's spectrum, a slow loop), the oracle
-on it, the variance split, the JSON format, the replays and its refusals."""
+"""further/05a_confound.py: the oracle on lesson 05's target and on the confound target, the
+match share, the confound target (its coupling's spectrum, a slow loop), the variance split, the
+JSON format, the replays and its refusals."""
+import json
 import math
 
 import pytest
@@ -41,8 +43,38 @@ def test_oracle_at_full_rank_is_exact_and_never_worse_with_more_rank(cap):
     M, _ = confound.coupling(6, 6, 1.0, 2.0, seed=0)
     x, M, value = confound.spectrum_task(300, 20, 6, M, seed=0)
     y = saturation.softmax_target(x, M, value, cap)
-    assert saturation.oracle_nmse(x, y, M, value, 6, cap) < 1e-10
-    assert saturation.oracle_nmse(x, y, M, value, 1, cap) <= 1.0 + 1e-9   # factor 0 is allowed
+    assert confound.oracle_nmse(x, y, M, value, 6, cap) < 1e-10
+    assert confound.oracle_nmse(x, y, M, value, 1, cap) <= 1.0 + 1e-9   # factor 0 is allowed
+
+
+def test_match_share_by_a_slow_loop():
+    x, M, _ = saturation.match_task(20, 10, 6, 4, 2, sharpness=3.0, seed=3)
+    shares = []
+    for k in range(20):
+        scores = [float(x[k, -1] @ M @ x[k, s]) for s in range(10)]
+        total = sum(math.exp(v) for v in scores)
+        shares.append(sum(math.exp(scores[s]) / total for s in range(9)
+                          if torch.allclose(x[k, s, :4], x[k, -1, :4])))
+    assert confound.match_share(x, M, 4) == pytest.approx(sum(shares) / 20, rel=1e-5)
+
+
+def test_match_target_does_not_get_easier_for_rank_1_as_L_grows():
+    """The property lesson 05's part b rests on (this study's part-b target fails it)."""
+    oracle = {}
+    for L in (16, 256):
+        x, M, value = saturation.match_task(1000, L, 16, 8, 2, sharpness=3.0, seed=L)
+        y = saturation.softmax_target(x, M, value)
+        oracle[L] = confound.oracle_nmse(x, y, M, value, rank=1)
+    assert oracle[256] >= oracle[16]
+
+
+@pytest.mark.parametrize("cap", [None, 1.0])
+def test_oracle_on_the_match_target_is_exact_at_full_rank(cap):
+    x, M, value = saturation.match_task(300, 20, 8, 4, 2, sharpness=3.0, seed=0)
+    y = saturation.softmax_target(x, M, value, cap)
+    assert confound.oracle_nmse(x, y, M, value, 4, cap) < 1e-10
+    assert confound.oracle_nmse(x, y, M, value, 1, cap) <= 1.0 + 1e-9   # factor 0 is allowed
+
 
 
 @pytest.mark.parametrize("seq_len", [2, 16, 64])
@@ -61,6 +93,14 @@ def quick(tmp_path_factory):
 
 def test_main_quick_writes_the_documented_format(quick):
     args = confound.config(["--quick"])
+    lesson = json.loads((ROOT / args.lesson_run).read_text())               # part a's run
+    oracle = quick["model_side"]["oracle"]
+    for L in map(str, lesson["config"]["L"]):
+        assert oracle["free"][L][str(lesson["config"]["match_rank"])] < 1e-6  # rank r: exact
+        assert 0 < oracle["target_match_share"][L] < 1
+        for B in lesson["config"]["caps"]:
+            assert set(oracle["capped"][f"{B:g}"][L]) == set(map(str, lesson["config"]["head_dims"]))
+    assert quick["model_side"]["free"] == lesson["model_side"]["free"]      # set beside its heads
     result = quick["confound"]
     paired = {"per_seed", "mean", "ci95", "verdict"}                        # helpers' layout
     assert set(result["gain_change_trained"]) == paired
@@ -70,7 +110,23 @@ def test_main_quick_writes_the_documented_format(quick):
         for d in map(str, args.confound_head_dims):
             assert len(result["trained"][L][d]["seeds"]) == args.seeds
         assert math.isfinite(result["gain_trained"][L] + result["gain_oracle"][L])
-    assert set(quick) - RUN_KEYS == {"confound"}
+    assert set(quick) - RUN_KEYS == {"model_side", "confound"}
+
+
+def test_the_oracle_at_a_lesson_run_s_settings_is_the_lesson_s_target(tmp_path):
+    """Part a on another lesson run: its settings (here --quick's) pick the oracle's sequences."""
+    lesson = helpers.load_concept("05_saturation").config(["--quick"])
+    written = {"config": {**vars(lesson), "out": str(lesson.out)},
+               "model_side": {"free": {}, "capped": {}}}
+    (tmp_path / "lesson.json").write_text(json.dumps(written))
+    args = confound.config(["--quick", "--lesson-run", str(tmp_path / "lesson.json")])
+    oracle = confound.run_oracle(args)["model_side"]["oracle"]
+    x, M, value = saturation.match_task(lesson.n_valid, 32, saturation.DIM, lesson.match_rank,
+                                        saturation.N_MATCH, saturation.SHARPNESS,
+                                        confound.ORACLE_SEED_OFFSET)
+    y = saturation.softmax_target(x, M, value)
+    assert oracle["free"]["32"]["1"] == confound.oracle_nmse(x, y, M, value, 1)
+    assert list(oracle["free"]) == ["16", "32"] and list(oracle["capped"]) == ["2"]
 
 
 def draw(out, path):
@@ -79,7 +135,7 @@ def draw(out, path):
 
 
 @pytest.mark.parametrize("committed, figure, longest", [
-    ("05_saturation_before_split.json", "05_confound.png", "L = 256 "),
+    ("05a_confound_cuda.json", "05_confound.png", "L = 256 "),
     ("05_saturation_full.json", "05_confound_full.png", "L = 1024 ")])
 def test_a_replay_draws_the_committed_run_under_its_figure_s_name(committed, figure, longest,
                                                                   tmp_path, capsys):
@@ -88,6 +144,7 @@ def test_a_replay_draws_the_committed_run_under_its_figure_s_name(committed, fig
     assert not (tmp_path / "results").exists()                              # writes no JSON
     printed = capsys.readouterr().out
     assert f"replaying results/{committed}" in printed and longest in printed
+    assert "largest |difference|" in printed                                # part a drawn too
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -96,6 +153,7 @@ def test_a_replay_draws_the_committed_run_under_its_figure_s_name(committed, fig
     (["--confound-head-dims", "1,32"], "--confound-head-dims"),
     (["--confound-L", "8192"], "--confound-L"), (["--seeds", "1"], "--seeds"),
     (["--alpha", "0"], "--alpha"), (["--cap", "0"], "--cap"),
+    (["--lesson-run", "results/no-such-run.json"], "--lesson-run"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("05a_confound", flags, flag_name)

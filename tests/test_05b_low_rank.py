@@ -74,7 +74,7 @@ def draw(out, path):
 
 
 @pytest.mark.parametrize("committed, suffix, largest_d", [
-    ("05_saturation_before_split.json", "", 8), ("05_saturation_full.json", "_full", 16)])
+    ("05b_low_rank.json", "", 8), ("05_saturation_full.json", "_full", 16)])
 def test_a_replay_draws_the_committed_run_under_its_figures_names(committed, suffix, largest_d,
                                                                    tmp_path, capsys):
     draw(tmp_path, ROOT / "results" / committed)
@@ -89,7 +89,6 @@ def test_a_replay_draws_the_committed_run_under_its_figures_names(committed, suf
 @pytest.mark.parametrize("flags, flag_name", [
     (["--head-dims", "1,32"], "--head-dims"), (["--match-rank", "16"], "--match-rank"),
     (["--head-dims", "1,4"], "--head-dims"), (["--L", "3"], "--L"), (["--seeds", "1"], "--seeds"),
-    (["--lemma-L", "4"], "--lemma-L"),                    # file 05's part a is not this study's
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("05b_low_rank", flags, flag_name)

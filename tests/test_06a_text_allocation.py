@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 import helpers
 import plumbing
@@ -18,6 +19,52 @@ def quick_result(tmp_path_factory):
     return run_quick("06a_text_allocation", tmp_path_factory.mktemp("06a"))
 
 
+def test_model_is_causal():
+    torch.manual_seed(0)
+    model = study.CharacterModel([(2, 4), (3, 2)], width=8, seq_len=6, vocab=10)
+    x = torch.randint(10, (1, 6))
+    changed = x.clone()
+    changed[0, 4] = (x[0, 4] + 1) % 10
+    with torch.no_grad():
+        torch.testing.assert_close(model(x)[0, :4], model(changed)[0, :4])
+
+
+@pytest.mark.parametrize("seq_len, n_layers, context", [(6, 1, None), (6, 2, 3), (7, 1, 3),
+                                                         (8, 2, 5), (5, 3, 4)])
+def test_context_mask_against_a_loop(seq_len, n_layers, context):
+    """Position t may look at s in one layer iff s <= t and, with a context, t - s < w."""
+    mask = study.context_mask(seq_len, n_layers, context)
+    w = seq_len if context is None else (context - 1) // n_layers + 1
+    for t in range(seq_len):
+        for s in range(seq_len):
+            assert bool(mask[t, s]) == (not (s <= t and t - s < w))
+
+
+def test_context_limit_is_not_a_whole_number_of_hops():
+    with pytest.raises(ValueError, match="context of 4"):
+        study.context_mask(6, 2, 4)
+
+
+@pytest.mark.parametrize("context", [None, 3])
+def test_limited_model_sees_exactly_the_last_characters(context):
+    """Perturb each input character: the output at t changes iff s is among the last `context`
+    characters up to t (all of 0 .. t without a limit): the receptive field of the stack."""
+    torch.manual_seed(0)
+    seq_len = 8
+    model = study.CharacterModel([(2, 5), (2, 5)], width=8, seq_len=seq_len, vocab=10,
+                                 context=context)
+    x = torch.randint(10, (1, seq_len))
+    with torch.no_grad():
+        base = model(x)[0]
+        for s in range(seq_len):
+            changed = x.clone()
+            changed[0, s] = (x[0, s] + 1) % 10
+            moved = (model(changed)[0] - base).abs().amax(dim=-1) > 1e-6     # [T]
+            for t in range(seq_len):
+                seen = s <= t and (context is None or t - s < context)
+                assert bool(moved[t]) == seen, (s, t)
+
+
 def test_text_encoding_and_the_reference_corpus():
     text = study.python_reference()
     assert len(text) > 100_000 and text == study.python_reference()  # deterministic
@@ -26,7 +73,7 @@ def test_text_encoding_and_the_reference_corpus():
 
 
 def made_up_text(control_per_seed):
-    """A part c result with known numbers: three allocations and the control, 3 seeds."""
+    """A part a result with known numbers: three allocations and the control, 3 seeds."""
     seeds = {"uniform": [2.2, 2.3, 2.1], "front-loaded": [2.0, 2.2, 2.1],
              "back-loaded": [2.4, 2.3, 2.5]}
     allocations = {name: {"layers": [[2, 5], [2, 5]], "budget": 20, **helpers.seed_stats(v)}
@@ -77,7 +124,7 @@ def test_the_printed_label_and_the_rule_row_come_from_one_verdict(per_seed, expe
 def test_the_committed_runs_get_their_labels_from_their_intervals():
     """06's committed default run: the control better; its --full run: the full models better
     (the numbers the study's markdown quotes)."""
-    for name, expected, mean in (("06_allocation_before_split", "the control better", 0.154),
+    for name, expected, mean in (("06a_06b_06c_replayed", "the control better", 0.154),
                                  ("06_allocation_full", "the full models better", -0.096)):
         text = json.loads((ROOT / "results" / f"{name}.json").read_text())["text"]
         pair = study.text_paired(text)[study.CONTROL_KEY]
@@ -102,12 +149,12 @@ def test_main_quick(quick_result):
     assert layers["mean"] == pytest.approx(pooled)   # equal heads per model: mean of means
 
 
-def test_parts_d_brings_c_along(quick_args):
-    args = quick_args(study, "--parts", "d")
-    assert args.parts == ["c", "d"]
+def test_part_b_brings_a_along(quick_args):
+    args = quick_args(study, "--parts", "b")
+    assert args.parts == ["a", "b"]
     assert plumbing.output_suffix(args, study.PARTS) == "_quick"            # every part
-    assert plumbing.output_suffix(quick_args(study, "--parts", "c"), study.PARTS) == \
-        "_quick_parts_c"
+    assert plumbing.output_suffix(quick_args(study, "--parts", "a"), study.PARTS) == \
+        "_quick_parts_a"
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -115,7 +162,7 @@ def test_parts_d_brings_c_along(quick_args):
     (["--text", "/no/such/file"], "--text"),
     (["--text", __file__, "--text-T", "100000"], "--text"),
     (["--text-chars", "100", "--text-T", "64"], "--text-chars"),
-    (["--parts", "c,x"], "--parts"),
+    (["--parts", "a,x"], "--parts"), (["--parts", "c"], "--parts"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06a_text_allocation", flags, flag_name)

@@ -8,7 +8,6 @@ import torch
 import helpers
 from conftest import RUN_KEYS, assert_rejected, run_quick
 
-allocation = helpers.load_concept("06_allocation")
 study = helpers.load_concept("06c_trained_saturation")
 
 
@@ -49,10 +48,10 @@ def test_effective_keys_and_the_fisher_interval():
 
 
 def test_the_attention_profile_reads_the_model_own_attention(monkeypatch):
-    """Part g's entropies and margins against the weights and logits the model itself computes
+    """The entropies and margins against the weights and logits the model itself computes
     in its forward pass (captured from helpers.attention_weights), row L - 1 over keys 0 .. L - 1."""
     torch.manual_seed(0)
-    model = allocation.AllocatedTransformer([(2, 4), (3, 2)], width=8, seq_len=20, vocab=12)
+    model = study.text_study.CharacterModel([(2, 4), (3, 2)], width=8, seq_len=20, vocab=12)
     text = torch.randint(12, (400,))
     profile = study.attention_profile(model, text, [4, 20])
     captured, real = [], helpers.attention_weights

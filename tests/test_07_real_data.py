@@ -1,6 +1,7 @@
-"""07_real_data.py: placement and patches against loops, the digits split, the ViT, equal
-parameters in the fixed-width sweep, the parts, the presets, the summary's quoted --full numbers,
-and bad input. (The CIFAR-10 reader is tested in test_07b_cifar10.py.)"""
+"""07_real_data.py and engine/lesson07.py: placement and patches against loops, the digits
+split, the ViT, equal parameters in the fixed-width sweep, the parts, the presets, one progress
+line per group of runs, the summary's quoted --full numbers, and bad input. (The CIFAR-10 reader
+is tested in test_07b_cifar10.py.)"""
 import json
 import math
 from pathlib import Path
@@ -11,6 +12,7 @@ import torch
 import helpers
 import plumbing
 from conftest import assert_rejected, run_quick
+from engine import lesson07 as engine
 
 real = helpers.load_concept("07_real_data")
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,13 +52,13 @@ def test_offsets_cover_every_place_and_stay_inside():
 
 
 def test_digits_split_is_fixed_disjoint_and_scaled():
-    digits = real.load_digits(1500, 297)
+    digits = real.load_digits()                                            # all 1,797 digits
     (train_x, train_y), (valid_x, valid_y) = digits["train"], digits["valid"]
     assert digits["name"] == "digits" and train_x.shape == (1500, 1, 8, 8) and valid_x.shape == (297, 1, 8, 8)
     assert 0 <= float(train_x.min()) and float(train_x.max()) <= 1
     flat = {tuple(x.flatten().tolist()) for x in train_x}
     assert sum(tuple(x.flatten().tolist()) in flat for x in valid_x) < 5   # (a few duplicates)
-    again = real.load_digits(1500, 297)
+    again = real.load_digits()
     torch.testing.assert_close(again["valid"][0], valid_x)
     assert set(train_y.tolist()) == set(range(10))
 
@@ -119,15 +121,28 @@ def test_gain_difference_is_the_paired_difference_of_the_two_gains():
     """Synthetic gains: per seed 0.3 - 0.1, 0.5 - 0.29, 0.4 - 0.21 -> 0.2, 0.21, 0.19."""
     gains = {"fixed-head-dim": {"64": {"from": 1, "to": 8, "per_seed": [0.3, 0.5, 0.4]}},
              "fixed-width": {"64": {"from": 1, "to": 8, "per_seed": [0.1, 0.29, 0.21]}}}
-    entry = real.gain_difference(gains)["64"]
+    entry = engine.gain_difference(gains)["64"]
     assert entry["per_seed"] == pytest.approx([0.2, 0.21, 0.19])
     half = helpers.t_quantile(2) * 0.01 / math.sqrt(3)                 # sample std 0.01
     assert entry["mean"] == pytest.approx(0.2)
     assert entry["ci95"] == pytest.approx([0.2 - half, 0.2 + half])
     assert entry["verdict"] == "the width brings part of the rise"
-    assert real.gain_difference({"fixed-width": gains["fixed-width"]}) == {}   # one sweep only
+    assert engine.gain_difference({"fixed-width": gains["fixed-width"]}) == {}  # one sweep only
     gains["fixed-width"]["64"]["to"] = 4                               # different h_max: none
-    assert real.gain_difference(gains) == {}
+    assert engine.gain_difference(gains) == {}
+
+
+def test_progress_is_one_line_per_group_and_results_keep_the_runs_order(capsys):
+    """engine.run_sweep trains every run once, returns the results in the order of the runs
+    (not the costliest-first order it trains them in), and prints one line per group."""
+    runs = [{"device": "cpu", "h": h, "seed": seed} for h in (1, 2, 4) for seed in (0, 1, 2)]
+    results = engine.run_sweep(runs, 1, lambda run: {**run, "value": 10 * run["h"] + run["seed"]},
+                               lambda run: f"h={run['h']}", cost=lambda run: run["h"])
+    assert [r["value"] for r in results] == [10 * r["h"] + r["seed"] for r in runs]
+    lines = capsys.readouterr().out.splitlines()
+    shown = [line.split("] ")[1].split(":")[0] for line in lines]
+    assert shown == ["h=4", "h=2", "h=1"]                              # costliest first
+    assert all("3 runs trained" in line for line in lines)
 
 
 def test_unknown_part_is_refused():
@@ -141,21 +156,20 @@ def test_width_check_only_when_the_fixed_width_part_runs(quick_args):
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--sides", "6"], "--sides"), (["--sides", "9"], "--sides"),
-    (["--n-train", "1700"], "--n-train"),
     (["--width", "3", "--heads", "2,4"], "--width"), (["--seeds", "1"], "--seeds"),
-    (["--patch", "9"], "--patch"), (["--sides", "130"], "--sides"),
+    (["--sides", "130"], "--sides"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("07_real_data", flags, flag_name)
 
 
-def test_the_default_is_T_64_and_the_default_before_is_one_flag_pair_away(tmp_path):
-    """The default trains T = 64 only (400 steps); --sides 8,16 --steps 600 is the default of
-    before (T = 16 and 64), named _sides8-16_steps600; --full keeps T = 16 and 64."""
+def test_the_presets_and_the_committed_runs_file_names(tmp_path):
+    """The default trains T = 64 only (400 steps); --sides 8,16 --steps 600 (T = 16 and 64) is
+    results/07_real_data_sides8-16_steps600.json's run; --full keeps T = 16 and 64."""
     default = real.config(["--out", str(tmp_path)])
     assert (default.sides, default.steps, default.seeds) == ([16], 400, 2)
-    before = real.config(["--sides", "8,16", "--steps", "600", "--out", str(tmp_path)])
-    assert plumbing.output_suffix(before, real.PARTS) == "_sides8-16_steps600"
+    both = real.config(["--sides", "8,16", "--steps", "600", "--out", str(tmp_path)])
+    assert plumbing.output_suffix(both, real.PARTS) == "_sides8-16_steps600"
     full = real.config(["--full", "--out", str(tmp_path)])
     assert (full.sides, full.steps, full.seeds) == ([8, 16], 1500, 5)
     assert plumbing.output_suffix(full, real.PARTS) == "_full"
@@ -176,7 +190,7 @@ def test_the_lesson_quotes_the_full_run_as_its_json_says():
         assert quoted(entry) in text, quoted(entry)
     means = [f"{e['train']['mean']:.3f}" for e in full["accuracy"]["fixed-width"]["64"].values()]
     assert ", ".join(means) in text
-    assert "47.8" in text and "95.1 %" in text and real.PAPER_TABLE_8[8][0] == 95.1
+    assert "47.8" in text and "95.1 %" in text and engine.PAPER_TABLE_8[8][0] == 95.1
 
 
 def test_the_figures_are_the_protocol_with_table_8_and_both_sweeps(notebook_run):
@@ -185,10 +199,10 @@ def test_the_figures_are_the_protocol_with_table_8_and_both_sweeps(notebook_run)
     import matplotlib
     matplotlib.use("agg")
     result = notebook_run("07_real_data")
-    first = real.plot_fixed_head_dim(result)
+    first = engine.plot_fixed_head_dim(result)
     labels = [line.get_label() for line in first.axes[0].get_lines()]
     assert "paper A, Table 8: CIFAR-10, T = 65" in labels
-    second = real.plot_fixed_width(result)
+    second = engine.plot_fixed_width(result)
     assert len(second.axes) == 2                                     # one column: fixed width
     beside = [label for label in (line.get_label() for line in second.axes[0].get_lines())
               if label.startswith("width grows")]

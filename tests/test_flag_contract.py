@@ -13,7 +13,7 @@ flag's type, so a flag added to any script is covered without editing this file.
 * Full quick runs (in this process, as `python 0X_....py --quick ...` would run; 1-3 s each),
   which must exit 0 and write strict, finite JSON: per script, every size flag at its smallest
   accepted value and every number flag at 1e-9, or at the smallest value its refusal names, all
-  at once (a resource limit such as 04's construction size must be affordable at its
+  at once (a resource limit such as 04a's construction size must be affordable at its
   boundary); and the combinations that once broke a run (KNOWN_COMBINATIONS) when they are
   accepted, with every flag whose name ends in "steps" set to 1, so each run takes seconds.
 
@@ -21,15 +21,15 @@ What the scripts' config() refuses before any work, as `prog: error: argument --
 smallest accepted: V] (see --help)` and exit 2:
 * every number's type: sizes are whole numbers >= 1, rates and scales finite and > 0, seeds
   0 ... 2**32 - 1, lists without empty items (`8,,32`);
-* sizes that leave a statistic undefined: --n-train, --n-valid >= 2; 01 --n-samples >= 2; 05
-  (05a) --confound-L, --lemma-L >= 2, --L >= --n-match + 2; --seeds >= 2 where an interval is
+* sizes that leave a statistic undefined: --n-train, --n-valid >= 2; 01 --n-samples >= 2; 05a
+  --confound-L >= 2, 05 --L >= 4 (the query, its 2 matches and another token); --seeds >= 2 where an interval is
   reported; 06a (06c) --text-chars >= 20 T (and a --text file that long); 07 --text-T from 2
   to 256;
-* constructions that would not fit the machine: 04 refuses Lemma 9 networks over 5e7
+* constructions that would not fit the machine: 04a refuses Lemma 9 networks over 5e7
   parameters, naming the smallest epsilon that fits;
 * combinations that leave an experiment empty: --D <= d (01-04); two different 03 --widths; 05
-  (05a) --rank, --head-dims, --confound-head-dims <= --dim, --match-rank < --dim and among the
-  --head-dims after the first; 06 at least three --fixed-heads that fit --queries * --key-dim,
+  (05a) --rank, --head-dims, --confound-head-dims <= 16 (the token dimension), --match-rank < 16
+  and among the --head-dims after the first; 06 at least three --fixed-heads that fit --queries * --key-dim,
   --key-dim even and >= 4 (06a, 06c too), --memory >= --queries, --T >= 3;
 * an --out that cannot be written, and --device cuda without a GPU.
 During a run, non-finite data, a diverging loss or a NaN among the results end with one line
@@ -71,17 +71,16 @@ SMALLEST = {plumbing.positive_int: "1", plumbing.int_list: "1", plumbing.positiv
 SIZE_TYPES = (plumbing.positive_int, plumbing.int_list)
 
 KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05), or could
-    "02_multihead_model": [["--total-width", "1", "--heads", "1,2"],
-                           ["--layers", "3", "--heads", "1", "--block", "attention-only"],
-                           ["--select", "best", "--heads", "2"]],
+    "02d_variants": [["--total-width", "1", "--heads", "1,2"],
+                     ["--layers", "3", "--heads", "1", "--block", "attention-only"],
+                     ["--select", "best", "--heads", "2"]],
     "02a_recipe_study": [["--heads", "1"]],
     "03a_params_vs_error": [["--widths", "8,8"], ["--heads", "1", "--D", "1"]],
-    "04_single_head_memorization": [["--epsilons", "1e-9"], ["--construction-T", "64",
-                                                             "--epsilons", "0.001"]],
-    "05_saturation": [["--dim", "1", "--head-dims", "1"],
-                      ["--L", "1", "--lemma-L", "1"], ["--match-rank", "1", "--head-dims", "1,2"],
-                      ["--n-match", "5", "--L", "6"]],
-    "05a_confound": [["--dim", "1", "--rank", "1", "--confound-head-dims", "1"],
+    "04a_cost_accounting": [["--epsilons", "1e-9"], ["--construction-T", "64",
+                                                     "--epsilons", "0.001"]],
+    "05_saturation": [["--L", "1"], ["--match-rank", "1", "--head-dims", "1,2"],
+                      ["--match-rank", "15", "--head-dims", "1,15,16"]],
+    "05a_confound": [["--rank", "1", "--confound-head-dims", "1"],
                      ["--confound-head-dims", "1,2", "--confound-L", "2"]],
     "05b_low_rank": [["--match-rank", "1", "--head-dims", "1,2"]],
     "06_allocation": [["--fixed-heads", "1", "--queries", "1"],
@@ -274,9 +273,9 @@ def test_a_default_run_writes_where_git_does_not_look(script):
 def test_a_quick_run_with_the_default_output_leaves_git_status_clean():
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
                             text=True).stdout
-    written = plumbing.RUNS / "results" / "03_bounds_quick_parts_d.json"   # a partial run: its
+    written = plumbing.RUNS / "results" / "03_bounds_quick_parts_b.json"   # a partial run: its
     written.unlink(missing_ok=True)                                          # own file name
-    done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--parts", "d"],
+    done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--parts", "b"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert written.exists()

@@ -38,6 +38,26 @@ def output_text(output):
         output.get("traceback", []))
 
 
+def figure_calls(source):
+    """How many run.figure(...) calls a cell makes when it runs: those outside the functions it
+    defines (a definition draws nothing until it is called)."""
+    import ast
+    tree = ast.parse(source)
+    inside = {id(node) for function in ast.walk(tree)
+              if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+              for node in ast.walk(function)}
+    return sum(1 for node in ast.walk(tree)
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr == "figure" and getattr(node.func.value, "id", None) == "run"
+               and id(node) not in inside)
+
+
+def test_figure_calls_are_counted_outside_definitions_only():
+    assert figure_calls("run.figure(a, 'x')\nrun.figure(b, 'y')") == 2
+    assert figure_calls("def show(a):\n    run.figure(a, 'x')\n") == 0
+    assert figure_calls("if ok:\n    run.figure(plot(a), 'x')\n") == 1
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
 def test_committed_notebook_matches_its_script(script):
     assert (ROOT / "notebooks" / f"{script.stem}.ipynb").exists(), \
@@ -52,11 +72,11 @@ def test_each_figure_is_shown_in_the_cell_of_its_part(script):
     cells before it explain it. The committed notebooks ran at the default preset, no error."""
     notebook = committed(script)
     drawing = [cell for cell in notebook.cells
-               if cell.cell_type == "code" and "run.figure(" in cell.source]
+               if cell.cell_type == "code" and figure_calls(cell.source)]
     assert drawing, f"{script.name} draws no figure"
     for cell in drawing:
         images = sum("image/png" in output.get("data", {}) for output in cell.outputs)
-        assert images >= cell.source.count("run.figure("), (script.name, cell.source[:80])
+        assert images >= figure_calls(cell.source), (script.name, cell.source[:80])
     outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
     assert not [output for output in outputs if output.output_type == "error"]
     first = next(output_text(o) for o in outputs if output_text(o))

@@ -1,0 +1,253 @@
+"""Lesson 02's apparatus: the sweep over (T, h, seed), its summary, Fig. 1a, the printout beside
+paper A's tables, and the attention maps' bookkeeping.
+
+The model, its training and the measurement of where each head looks are the lesson's; they come
+in as arguments (train, build, specialisation), so this module never imports the lesson. Its
+studies (further/02a-02d) use the same functions."""
+import math
+
+import matplotlib.pyplot as plt
+import torch
+
+import helpers
+import plumbing
+
+# Paper A's numbers, transcribed from its tables: rows h, columns T.
+# Table 2: MEAN validation NMSE over seeds (N = 32, n = 8, D = 4).
+PAPER_TABLE_2 = {
+    1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
+    2: {8: 7.31e-3, 16: 8.41e-3, 32: 9.42e-3, 64: 1.31e-2, 128: 1.47e-2},
+    3: {8: 6.94e-4, 16: 6.40e-4, 32: 9.09e-4, 64: 1.31e-3, 128: 1.58e-3},
+    4: {8: 6.10e-5, 16: 4.36e-5, 32: 4.80e-5, 64: 8.75e-6, 128: 5.23e-6},
+    5: {8: 3.35e-5, 16: 1.10e-5, 32: 4.91e-6, 64: 4.19e-6, 128: 3.99e-6},
+}
+# Table 3: MINIMUM over seeds at fixed E = n h = 32 (head_dim = ceil(32 / h)), D = 4.
+PAPER_TABLE_3 = {
+    1: {8: 1.75e-2, 16: 1.98e-2, 32: 2.06e-2, 64: 2.54e-2, 128: 3.03e-2},
+    2: {8: 7.17e-3, 16: 7.39e-3, 32: 7.82e-3, 64: 8.57e-3, 128: 1.02e-2},
+    3: {8: 2.11e-4, 16: 2.17e-4, 32: 2.73e-4, 64: 3.71e-4, 128: 4.77e-4},
+    4: {8: 1.32e-6, 16: 5.59e-7, 32: 3.40e-7, 64: 3.46e-7, 128: 5.70e-7},
+    5: {8: 2.19e-6, 16: 4.33e-7, 32: 3.22e-7, 64: 2.73e-7, 128: 2.66e-7},
+}
+
+EXAMPLES_SEED_OFFSET = 12345    # the few sequences drawn in the attention figure: seed + this
+SPECIALISATION_SEED_OFFSET = 999  # the fresh sequences of the attention-on-targets matrix
+SPECIALISATION_SEQUENCES = 500  # how many of them
+ATTENTION_EXAMPLES = 2          # sequences drawn per model in the attention figure
+
+
+# ----------------------------------------------------------------------------------------------
+# The sweep
+# ----------------------------------------------------------------------------------------------
+def base_run(args, recipe):
+    """The settings every run of this invocation shares (a plain dict, for the process pool):
+    the lesson's recipe with the flags' values, the task's default reading of the a_i."""
+    task = helpers.load_concept("01_retrieval_task")
+    return dict(recipe, D=args.D, lr=args.lr, directions=task.DEFAULT_DIRECTIONS,
+                steps=args.steps, n_train=args.n_train, n_valid=args.n_valid,
+                data_seed=args.seed, device=args.device)
+
+
+def sweep_cost(run):
+    """run_sweep's scheduling guess: a run's seconds grow like T * steps."""
+    return run["T"] * run["steps"]
+
+
+def run_label(result):
+    """The progress line of one finished run (the studies print one per run)."""
+    return f"T={result['T']:<4} h={result['h']} seed={result['seed']}  " \
+           f"valid NMSE {result['valid_nmse']:.2e}"
+
+
+def group_label(results):
+    """The progress line of one T's finished runs."""
+    heads = sorted({r["h"] for r in results})
+    seeds = len({r["seed"] for r in results})
+    return f"T = {results[0]['T']}: {len(results)} runs (h = {','.join(map(str, heads))}, " \
+           f"{seeds} seed(s))"
+
+
+def sweep(args, train, base):
+    """Train every (T, h, seed) of base (a run dict): the finished runs (each with its model's
+    weights, which the attention maps read) and the numbers of the sweep (JSON-ready). Prints
+    one line per T."""
+    runs = [dict(base, T=T, h=h, seed=args.seed + s)
+            for T in args.T for h in args.heads for s in range(args.seeds)]
+    results = plumbing.run_sweep(runs, args.workers, train, group_label, sweep_cost,
+                                 group=lambda run: run["T"])
+    table = summarise(results)
+    return results, {
+        "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",
+        "knee": drop_at_the_knee(table, args.heads, args.D, base.get("layers", 1)),
+        "parameters": {str(r["h"]): r["parameters"] for r in results},
+        "train_nmse": {f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"]
+                       for r in results}}
+
+
+def summarise(results):
+    """{T: {h: {"seeds", "min", "mean", "std"}}} of the validation NMSE (JSON-ready keys)."""
+    return {str(T): {str(h): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", T=T, h=h))
+                     for h in sorted({r["h"] for r in results})}
+            for T in sorted({r["T"] for r in results})}
+
+
+def drop_at_the_knee(table, heads, D, layers=1):
+    """The knee h = ceil(D / L) (h = D with one layer) and, at each T, min NMSE(h - 1) /
+    min NMSE(h) of a summarised sweep {T: {h: {...}}} (empty when h - 1 or h was not trained)."""
+    knee = {"h": math.ceil(D / layers), "ratio": {}}
+    if knee["h"] - 1 in heads and knee["h"] in heads:
+        knee["ratio"] = {T: by_heads[str(knee["h"] - 1)]["min"] / by_heads[str(knee["h"])]["min"]
+                         for T, by_heads in table.items()}
+    return knee
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 1a and the printout beside the paper
+# ----------------------------------------------------------------------------------------------
+def plot_nmse(result, args, title=None):
+    """Fig. 1a: min validation NMSE against h, one line per T (log scale), the knee dotted."""
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for T, by_heads in result["nmse"].items():
+        heads = [int(h) for h in by_heads]
+        axis.semilogy(heads, [by_heads[str(h)]["min"] for h in heads], "o-", label=f"T = {T}")
+    axis.axvline(result["knee"]["h"], color="grey", ls=":", label=f"knee: h = {result['knee']['h']}")
+    axis.set_xlabel("number of heads h"), axis.set_ylabel("min validation NMSE over seeds")
+    axis.set_xticks(args.heads)
+    axis.set_title(title or f"One attention layer, D = {args.D}")
+    axis.legend(fontsize=8)
+    return figure
+
+
+def times(ratio):
+    """A ratio as the printouts write it: 0.38x, 2.8x, 13x, 2795x."""
+    if ratio >= 10:
+        return f"{ratio:.0f}x"
+    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"
+
+
+def report_sweep(result, args, paper):
+    """Our min / mean at every (h, T), then ours over the paper's number of the same statistic
+    (paper: {statistic: {h: {T: value}}}, the tables of the same model), and the drop at the
+    knee, ours beside the paper's wherever its table has both h - 1 and h."""
+    nmse, lengths = result["nmse"], list(result["nmse"])
+    print(f"validation NMSE over {args.seeds} seed(s), min / mean:")
+    print("  h " + "".join(f"{'T=' + T:>21}" for T in lengths))
+    for h in args.heads:
+        print(f"  {h} " + "".join(f"{nmse[T][str(h)]['min']:>12.1e} / {nmse[T][str(h)]['mean']:.1e}"
+                                  for T in lengths))
+    for statistic, table in paper.items():
+        rows = [f"h = {h}: " + " ".join(times(nmse[T][str(h)][statistic] / table[h][int(T)])
+                                        for T in lengths)
+                for h in args.heads if h in table and all(int(T) in table[h] for T in lengths)]
+        if rows:
+            print(f"our {statistic} / the paper's: " + "; ".join(rows))
+    h = result["knee"]["h"]
+    if not result["knee"]["ratio"]:
+        return
+    drops = []
+    for statistic in ("min", "mean"):
+        ours = " ".join(times(nmse[T][str(h - 1)][statistic] / nmse[T][str(h)][statistic])
+                        for T in lengths)
+        table = paper.get(statistic, {})
+        theirs = " ".join(times(table[h - 1][int(T)] / table[h][int(T)]) for T in lengths
+                          if h - 1 in table and h in table and int(T) in table[h])
+        drops.append(f"{statistic} {ours}" + (f" [paper: {theirs}]" if theirs else ""))
+    print(f"drop from h = {h - 1} to {h} (T = {', '.join(lengths)}): " + "; ".join(drops))
+
+
+# ----------------------------------------------------------------------------------------------
+# Where each head looks
+# ----------------------------------------------------------------------------------------------
+@torch.no_grad()
+def mechanism(results, args, build, specialisation):
+    """Where the heads of the best h = D and h = D - 1 models look, at the middle T, and how
+    close the a_i are to each other.
+
+    mechanism [h]: attention_on_targets [h][D] (specialisation(): each head's mean CLS attention
+    on each a_i's arg-max token over fresh sequences) and examples (the attention of every head
+    on a few sequences). a_i_overlap: the cosine of every pair of a_i and how often their
+    arg-max tokens are the same token, over those fresh sequences."""
+    task = helpers.load_concept("01_retrieval_task")
+    seq_len = sorted(args.T)[len(args.T) // 2]
+    found = {}
+    for h in (args.D - 1, args.D):
+        candidates = [r for r in results if r["T"] == seq_len and r["h"] == h]
+        if not candidates:
+            continue
+        best = min(candidates, key=lambda r: r["valid_nmse"])
+        model = build(best)
+        model.load_state_dict(best["state"])
+        x, _, positions = task.sample_synthetic(ATTENTION_EXAMPLES, seq_len, args.D,
+                                                seed=args.seed + EXAMPLES_SEED_OFFSET,
+                                                directions=best["directions"])
+        _, weights = model(x, return_attention=True)                        # [n, h, T]
+        found[str(h)] = {
+            "T": seq_len, "seed": best["seed"],
+            "attention_on_targets": specialisation(
+                model, seq_len, args.D, SPECIALISATION_SEQUENCES,
+                args.seed + SPECIALISATION_SEED_OFFSET, best["directions"]).tolist(),
+            "examples": {"attention": weights.tolist(), "positions": positions.tolist()}}
+    directions = results[0]["directions"]
+    a = task.task_directions(args.D, kind=directions)                       # a_i, [D, d]
+    unit = a / a.norm(dim=1, keepdim=True)
+    _, _, positions = task.sample_synthetic(SPECIALISATION_SEQUENCES, seq_len, args.D,
+                                            seed=args.seed + SPECIALISATION_SEED_OFFSET,
+                                            directions=directions)          # [n, D]
+    same = (positions.unsqueeze(2) == positions.unsqueeze(1)).float().mean(0)  # [D, D]
+    return {"mechanism": found, "a_i_overlap": {"T": seq_len, "cosine": (unit @ unit.T).tolist(),
+                                                "same_token": same.tolist()}}
+
+
+def plot_attention(found):
+    """Each head's CLS attention on a few sequences (the argmax token of each a_i dotted), and
+    the mean attention of each head on each a_i's token (right); found: mechanism()'s
+    "mechanism"."""
+    if not found:
+        return None
+    n_examples = len(next(iter(found.values()))["examples"]["positions"])
+    figure, rows = plt.subplots(len(found), n_examples + 1, squeeze=False,
+                                figsize=(5 * n_examples + 3, 2.9 * len(found)),
+                                gridspec_kw={"width_ratios": [5] * n_examples + [2]})
+    for row, (h, entry) in zip(rows, found.items()):
+        for k, axis in enumerate(row[:-1]):
+            for head, weights in enumerate(entry["examples"]["attention"][k]):
+                axis.plot(weights, lw=1.5, color=f"C{head}", label=f"head {head + 1}")
+            names = {}                                  # a_i sharing a token share one label
+            for i, t in enumerate(entry["examples"]["positions"][k]):
+                names.setdefault(t, []).append(f"a{i + 1}")
+            for t, labels in names.items():
+                axis.axvline(t, color="k", ls=":", lw=1)
+                axis.text(t, 1.02, ",".join(labels), ha="center", fontsize=8,
+                          transform=axis.get_xaxis_transform())
+            axis.set_ylim(0, 1.05), axis.set_xlabel("position t")
+        row[0].set_ylabel(f"h = {h}\nCLS attention")
+        row[n_examples - 1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        matrix = torch.tensor(entry["attention_on_targets"])                # [h, D]
+        row[-1].imshow(matrix, vmin=0, vmax=1, cmap="Blues")
+        n_heads, D = matrix.shape
+        for head in range(n_heads):
+            for i in range(D):
+                row[-1].text(i, head, f"{matrix[head, i]:.2f}", ha="center", va="center",
+                             fontsize=7)
+        row[-1].set_xticks(range(D), [f"a{i + 1}" for i in range(D)])
+        row[-1].set_yticks(range(n_heads), [f"head {j + 1}" for j in range(n_heads)])
+        row[-1].set_title("mean attention on\neach a_i's token", fontsize=9)
+    figure.suptitle("Where each head looks (dotted: the argmax token of each a_i)")
+    figure.tight_layout()
+    return figure
+
+
+def report_attention(found):
+    """One line per model: the largest mean attention any head puts on each a_i's token; then
+    the pairs of a_i closest in direction, with how often they share their arg-max token."""
+    for h, entry in found["mechanism"].items():
+        best = [max(column) for column in zip(*entry["attention_on_targets"])]
+        print(f"h = {h}, T = {entry['T']}: the most attentive head on each a_i's token: "
+              + ", ".join(f"a{i + 1} {value:.2f}" for i, value in enumerate(best)))
+    overlap = found["a_i_overlap"]
+    D = len(overlap["cosine"])
+    pairs = sorted(((i, j) for i in range(D) for j in range(i + 1, D)),
+                   key=lambda pair: -overlap["cosine"][pair[0]][pair[1]])[:2]
+    print("closest a_i: " + "; ".join(
+        f"a{i + 1}, a{j + 1} at cosine {overlap['cosine'][i][j]:.2f}, the same arg-max token "
+        f"in {overlap['same_token'][i][j]:.0%} of sequences" for i, j in pairs))

@@ -1,0 +1,198 @@
+"""Lesson 04's apparatus: part a's check, part b's sweep, figure and printout, and the figures
+and printouts of study 04a (Lemma 9 and what each route costs).
+
+The constructions, the models and their training are the lesson's and the study's; their
+functions come in as arguments, so this module never imports either file."""
+import collections
+import contextlib
+import io
+import sys
+import time
+
+import matplotlib.pyplot as plt
+
+import helpers
+import plumbing
+
+EXACTNESS_DIM = 4  # token dimension d of part a's check (as in file 01's synthetic task)
+
+
+# ----------------------------------------------------------------------------------------------
+# 04 a. The memorising head holds the sequence exactly
+# ----------------------------------------------------------------------------------------------
+def check_memorisation(args, memorise):
+    """Part a's numbers: how far T * (CLS output) is from the flattened sequence, and how far
+    the attention is from uniform, on random sequences at every --construction-T."""
+    task = helpers.load_concept("01_retrieval_task")
+    exactness = {}
+    for seq_len in args.construction_T:
+        x = task.sample_inputs(args.construction_samples, seq_len, EXACTNESS_DIM, args.seed)
+        memory, weights = memorise(x)
+        exactness[str(seq_len)] = {
+            "max_error": float((seq_len * memory - x.reshape(len(x), -1)).abs().max()),
+            "attention_spread": float(weights.max() - weights.min())}
+    return {"memorisation_exactness": exactness}
+
+
+def report_memorisation(result):
+    exactness = result["memorisation_exactness"]
+    worst = max(v["max_error"] for v in exactness.values())
+    spread = max(v["attention_spread"] for v in exactness.values())
+    print(f"a. T * (CLS output) equals (x(1), ..., x(T)) to within {worst:.1e}, attention "
+          f"spread {spread:.1e}, at T = " + ", ".join(exactness))
+    widths = [int(T) * EXACTNESS_DIM for T in exactness]
+    print(f"   head dimension n: ours T d = {', '.join(map(str, widths))} (d = {EXACTNESS_DIM}) "
+          f"[Theorem 2(3): n >= T d]")
+
+
+# ----------------------------------------------------------------------------------------------
+# 04 b. The three routes, trained
+# ----------------------------------------------------------------------------------------------
+def best_seed(results, **match):
+    """The runs of one (route, T): the numbers of the seed with the lowest validation NMSE (the
+    paper's min over seeds), and every seed's validation and training NMSE, in seed order."""
+    seeds = {key: helpers.by_seed(results, key, **match)
+             for key in ("valid_nmse", "train_nmse", "parameters")}
+    best = seeds["valid_nmse"].index(helpers.seed_stats(seeds["valid_nmse"])["min"])
+    return {"valid_nmse": seeds["valid_nmse"][best], "train_nmse": seeds["train_nmse"][best],
+            "parameters": seeds["parameters"][best],
+            "seeds": [{"valid_nmse": valid, "train_nmse": train}
+                      for valid, train in zip(seeds["valid_nmse"], seeds["train_nmse"])]}
+
+
+def train_routes(args, train_route, routes):
+    """Train every route at every T and seed with train_route(run) (file 02's recipe and data),
+    printing one line per route when its last run ends; {"trained": {route: {T: best_seed}}}."""
+    recipe = helpers.load_concept("02_multihead_model").RECIPE
+    directions = helpers.load_concept("01_retrieval_task").DEFAULT_DIRECTIONS
+    runs = [dict(recipe, route=route, T=T, h=h, seed=args.seed + s, D=args.D,
+                 directions=directions, total_width=None, layers=1, steps=args.steps,
+                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
+                 device=args.device)
+            for route, h in routes.items() for T in args.T for s in range(args.seeds)]
+    left = collections.Counter(run["route"] for run in runs)             # runs still to end
+    shown, started = sys.stdout, time.perf_counter()
+
+    def one_line_per_route(result):                      # run_sweep's label, as each run ends
+        left[result["route"]] -= 1
+        if not left[result["route"]]:
+            print(f"trained {result['route']}: {len(args.T)} T x {args.seeds} seeds "
+                  f"({time.perf_counter() - started:.1f} s)", file=shown, flush=True)
+        return ""
+
+    with contextlib.redirect_stdout(io.StringIO()):      # run_sweep's line per run
+        results = plumbing.run_sweep(runs, args.workers, train_route, label=one_line_per_route,
+                                     cost=lambda r: r["T"] * r["steps"])  # time grows like T
+    return {"trained": {route: {str(T): best_seed(results, route=route, T=T) for T in args.T}
+                        for route in routes}}
+
+
+def plot_routes(result):
+    """Validation (solid) and training (dashed) NMSE of the three routes against T, and their
+    trainable FFN parameters."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for route, by_length in result["trained"].items():
+        lengths = [int(T) for T in by_length]
+        line, = left.loglog(lengths, [v["valid_nmse"] for v in by_length.values()], "o-",
+                            label=f"{route} (validation)")
+        left.loglog(lengths, [v["train_nmse"] for v in by_length.values()], "--",
+                    color=line.get_color(), label=f"{route} (training)")
+        right.loglog(lengths, [v["parameters"]["paper"] for v in by_length.values()], "o-",
+                     label=route)
+    for axis in (left, right):
+        helpers.label_log_axis(axis, lengths)
+    left.set_xlabel("sequence length T"), left.set_ylabel("NMSE"), left.legend(fontsize=7)
+    left.set_title("Memorising generalises worse and fails at long T")
+    right.set_xlabel("sequence length T"), right.set_ylabel("FFN parameters")
+    right.set_title("Trainable FFN parameters"), right.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report_routes(result, args, paper_table_3, head_dim):
+    """Ours beside Table 3's minima for the same h = 4 model (n = 8, E = 32), and the ratios the
+    lesson's text quotes."""
+    trained = result["trained"]
+    print("b. trained, min over seeds: validation NMSE [training NMSE] (FFN parameters)")
+    for route, by_length in trained.items():
+        print(f"   {route:<9}" + "  ".join(
+            f"T={T}: {v['valid_nmse']:.1e} [{v['train_nmse']:.1e}] ({v['parameters']['paper']})"
+            for T, v in by_length.items()))
+    heads = trained["h = D"]
+    first, last = list(heads)[0], list(heads)[-1]
+    ratios = [f"h = D validation / training at most "
+              f"{max(v['valid_nmse'] / v['train_nmse'] for v in heads.values()):.1f}×"]
+    if first != last:
+        ratios.append(f"its validation NMSE grows "
+                      f"{heads[last]['valid_nmse'] / heads[first]['valid_nmse']:.1f}× from "
+                      f"T = {first} to {last}")
+    table_3 = paper_table_3[4]                                          # the D = 4 task, h = 4
+    shown = [T for T in heads if int(T) in table_3] if args.D == 4 and 4 * head_dim == 32 else []
+    if shown:
+        print("   h = D, min validation NMSE: ours [Table 3, the same model] " + "  ".join(
+            f"T={T}: {heads[T]['valid_nmse']:.1e} [{table_3[int(T)]:.1e}]" for T in shown))
+        above = [heads[T]["valid_nmse"] / table_3[int(T)] for T in shown]
+        ratios.append(f"ours / Table 3's: {min(above):,.0f}–{max(above):,.0f}×")
+    print("   " + "; ".join(ratios))
+
+
+# ----------------------------------------------------------------------------------------------
+# 04a. Lemma 9's max network, and what the two routes cost
+# ----------------------------------------------------------------------------------------------
+def plot_lemma9(result, seq_len):
+    """Lemma 9's worst error against its bound 1/n."""
+    figure, axis = plt.subplots(figsize=(5, 3.5))
+    levels = [row["levels"] for row in result["lemma9"]]
+    axis.loglog(levels, [row["max_error"] for row in result["lemma9"]], "o-", label="max error")
+    axis.loglog(levels, [row["bound"] for row in result["lemma9"]], "k--", label="bound 1/n")
+    axis.set_xlabel("levels n"), axis.set_ylabel("max |net(x) - max x|")
+    axis.set_title(f"Lemma 9: max of {seq_len} numbers with ReLUs"), axis.legend()
+    return figure
+
+
+def report_lemma9(result, seq_len):
+    print(f"Lemma 9 (T = {seq_len}): " + ", ".join(
+        f"n={row['levels']}: {row['max_error']:.3f} (<= {row['bound']:.3f})"
+        for row in result["lemma9"]))
+    largest = max(row["levels"] for row in result["lemma9"])
+    print(f"   its hidden widths at n = {largest}: ours T n = {seq_len * largest} and 2n = "
+          f"{2 * largest} [Lemma 9: each at most 2 T ceil(1/eps) = {2 * seq_len * largest}]")
+
+
+def plot_costs(result):
+    """Weights of the no-training single-head model against T and eps, beside h = D."""
+    rows = result["assembled"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for epsilon in sorted({row["epsilon"] for row in rows}, reverse=True):
+        mine = [row for row in rows if row["epsilon"] == epsilon]
+        lengths = [row["T"] for row in mine]
+        left.loglog(lengths, [row["ffn_weights_used"] for row in mine], "o-",
+                    label=f"memorise, eps = {epsilon:g}")
+    left.loglog(lengths, [mine[0]["h_equals_D_attention_parameters"]] * len(lengths), "k--",
+                label="h = D: attention only, no FFN")
+    helpers.label_log_axis(left, lengths)
+    left.set_xlabel("sequence length T"), left.set_ylabel("weights used")
+    left.set_title("Retrieval cost, exact f_i and F_0 in both"), left.legend(fontsize=7)
+    largest = max(row["T"] for row in rows)
+    mine = [row for row in rows if row["T"] == largest]
+    epsilons = [row["epsilon"] for row in mine]
+    right.loglog(epsilons, [row["ffn_weights_used"] for row in mine], "o-",
+                 label=f"memorise: weights used (T = {largest})")
+    right.loglog(epsilons, [row["h_equals_D_beta"] for row in mine], "s--",
+                 label=f"h = D: softmax scale beta needed (T = {largest})")
+    helpers.label_log_axis(right, epsilons)
+    right.invert_xaxis(), right.set_xlabel("target error eps"), right.legend(fontsize=7)
+    right.set_title("Both grow like 1/eps: weights for one, a scale for the other")
+    figure.tight_layout()
+    return figure
+
+
+def report_costs(result, D):
+    print(f"assembled single-head model, no training (D = {D}): worst |y_hat - y| <= eps: "
+          f"{all(row['max_error'] <= row['epsilon'] for row in result['assembled'])}")
+    for row in result["assembled"]:
+        print(f"   T={row['T']:<4} eps={row['epsilon']:<5g} error {row['max_error']:.3f}  "
+              f"width {row['embedding_width']:<4} FFN weights used {row['ffn_weights_used']:<7} "
+              f"(dense {row['ffn_parameters_dense']:.1e})   h = D: "
+              f"{row['h_equals_D_attention_parameters']} attention weights, "
+              f"beta {row['h_equals_D_beta']:.0f}")

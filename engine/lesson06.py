@@ -1,0 +1,178 @@
+"""Lesson 06's apparatus: the model and data sizes, the sweeps, the figures and the reports.
+
+The lesson's idea code (its tasks, its model, the oracle, the training) stays in 06_allocation.py
+and comes in here as arguments; nothing here imports the lesson. Study 06a draws its text panel
+with draw_allocation_bars and pairs its allocations with paired.
+"""
+
+import matplotlib.pyplot as plt
+
+import helpers
+import plumbing
+
+
+
+# ----------------------------------------------------------------------------------------------
+# The sweep: one process per core, one progress line per group of runs
+# ----------------------------------------------------------------------------------------------
+def sweep_cost(run):
+    """The scheduling guess for one run (06's parts, 06a's and 06c's models): tokens x steps."""
+    return run["T"] * run["steps"]
+
+
+def sweep(runs, workers, train, group):
+    """train(run) for every run (plumbing.run_sweep: on the CPU in `workers` processes of one
+    thread each, the costliest first); one line, with its mean NMSE, as the last run of each
+    group(run) finishes. Returns the results in the order of `runs`."""
+    def mean_nmse(results):
+        nmse = [r["valid_nmse"] for r in results]
+        return f"{group(results[0])}: {len(nmse)} run(s), mean NMSE {sum(nmse) / len(nmse):.3f}"
+    return plumbing.run_sweep(runs, workers, train, mean_nmse, sweep_cost, group=group)
+
+
+# ----------------------------------------------------------------------------------------------
+# Part a: both sides of a fixed budget
+# ----------------------------------------------------------------------------------------------
+def fixed_budget(args, train_recall):
+    """Part a: H heads of dimension M p / H for every H of --fixed-heads, trained
+    (train_recall, --fixed-seeds each); where each seed's error is lowest."""
+    budget = args.queries * args.key_dim
+    runs = [dict(task="recall", T=args.memory + 1, n_queries=args.queries, H=H, dim=args.key_dim,
+                 layers=[(H, budget // H)], width=args.width, steps=args.fixed_steps,
+                 n_train=args.n_train, n_valid=args.n_valid, device=args.device,
+                 seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
+            for H in args.fixed_heads for s in range(args.fixed_seeds)]
+    results = sweep(runs, args.workers, train_recall, lambda run: run["name"])
+    trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", H=H))
+               for H in args.fixed_heads}
+    best_per_seed = [min(args.fixed_heads, key=lambda H: trained[str(H)]["seeds"][s])
+                     for s in range(args.fixed_seeds)]
+    return {"fixed_budget": {
+        "H": args.fixed_heads, "budget": budget, "M": args.queries, "p": args.key_dim,
+        "trained": trained, "best_H_per_seed": best_per_seed}}
+
+
+def plot_fixed_budget(result):
+    """Part a: trained NMSE (mean, each seed a dot) against H, and study 06f's oracle where
+    the numbers hold it."""
+    fixed = result["fixed_budget"]
+    heads = fixed["H"]
+    figure, axis = plt.subplots(figsize=(5.8, 3.8))
+    axis.semilogx(heads, [fixed["trained"][str(h)]["mean"] for h in heads], "o-",
+                  label="trained (mean over seeds)")
+    for h in heads:
+        seeds = fixed["trained"][str(h)]["seeds"]
+        axis.semilogx([h] * len(seeds), seeds, "k.", ms=4)
+    if "oracle" in fixed:                                                   # study 06f's
+        axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
+    axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
+    helpers.label_log_axis(axis, heads)
+    axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
+    axis.set_ylabel("validation NMSE"), axis.legend(fontsize=7)
+    axis.set_title("Multi-query recall at a fixed attention budget")
+    return figure
+
+
+def report_fixed_budget(result):
+    """Part a: the mean NMSE per H [study 06f's oracle, where the numbers hold it], where each
+    seed is lowest, and how far H = M lies below both ends."""
+    fixed = result["fixed_budget"]
+    trained, oracle = fixed["trained"], fixed.get("oracle")
+    middle = trained[str(fixed["M"])]["mean"] if str(fixed["M"]) in trained else None
+    ends = [trained[str(fixed["H"][0])]["mean"], trained[str(fixed["H"][-1])]["mean"]]
+    print(f"a. validation NMSE at H d = {fixed['budget']}, mean of "
+          f"{len(trained[str(fixed['H'][0])]['seeds'])} seed(s)" + (" [oracle]" if oracle else "")
+          + ": " + "  ".join(f"H={h}: {trained[str(h)]['mean']:.3f}"
+                             + (f" [{oracle[str(h)]:.3f}]" if oracle else "") for h in fixed["H"]))
+    print(f"   lowest per seed at H = {fixed['best_H_per_seed']}"
+          + (f", the oracle's at H = {fixed['best_H_oracle']}" if oracle else "")
+          + f" (M = {fixed['M']})"
+          + (f"; H = M is {ends[0] / middle:.0f}x and {ends[1] / middle:.0f}x below the ends"
+             if middle else ""))
+
+
+# ----------------------------------------------------------------------------------------------
+# Part b: allocations at equal budgets, paired by seed
+# ----------------------------------------------------------------------------------------------
+PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"), ("back-loaded", "uniform"),
+         ("front-reduced", "uniform"), ("front-reduced", "front-loaded")]  # the last: thinning
+QUOTED_PAIRS = ("front-loaded - back-loaded", "front-reduced - front-loaded")  # the report's
+
+
+def paired(by_allocation, pairs=PAIRS):
+    """{"a - b": helpers.paired_difference}: per-seed differences (a lower = a better)."""
+    return {f"{first} - {second}": helpers.paired_difference(
+                [a - b for a, b in zip(by_allocation[first], by_allocation[second])],
+                below=f"{first} better", above=f"{second} better")
+            for first, second in pairs if first in by_allocation and second in by_allocation}
+
+
+def summary(layers, values):
+    """One allocation's layers, attention budget and seeds/min/mean/std (JSON-ready)."""
+    return {"layers": [list(layer) for layer in layers],
+            "budget": sum(h * d for h, d in layers), **helpers.seed_stats(values)}
+
+
+def allocations_compared(args, compared, tasks, train_allocation):
+    """Part b: every allocation of `compared` on every task of `tasks` with --seeds paired seeds
+    (train_allocation), and the paired differences."""
+    runs = [dict(task=task, T=args.T, dim=args.key_dim, layers=layers, allocation=name,
+                 width=args.compare_width, steps=args.steps, n_train=args.n_train,
+                 n_valid=args.n_valid, device=args.device, seed=args.seed + s,
+                 data_seed=args.seed + s, name=f"b: {task} {name}")
+            for task in tasks for name, layers in compared.items() for s in range(args.seeds)]
+    results = sweep(runs, args.workers, train_allocation, lambda run: f"b: {run['task']}")
+    comparison = {}
+    for task in tasks:
+        seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
+                 for name in compared}
+        comparison[task] = {"allocations": {name: summary(layers, seeds[name])
+                                            for name, layers in compared.items()},
+                            "paired": paired(seeds)}
+    return {"comparison": comparison}
+
+
+def plot_allocations(result):
+    """Part b: each allocation's mean (bars) and every seed (dots), one panel per task; dashed:
+    study 06f's no-match baseline, where the numbers hold it."""
+    return draw_allocation_bars([
+        (task, entry["allocations"], "validation NMSE", entry.get("no_match_baseline"),
+         "no-match baseline", True) for task, entry in result["comparison"].items()])
+
+
+def draw_allocation_bars(panels):
+    """One panel per (title, allocations, y label, a dashed line or None, its label, y from
+    zero): each allocation's mean (a bar) and every seed (a dot); 06a draws its text panel with
+    it."""
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+    for axis, (title, by_name, label, line, line_label, from_zero) in zip(axes[0], panels):
+        names = list(by_name)
+        axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
+        for i, name in enumerate(names):
+            axis.plot([i] * len(by_name[name]["seeds"]), by_name[name]["seeds"], "k.", ms=4)
+        values = [v for e in by_name.values() for v in e["seeds"]]
+        if line is not None:                                                # a dashed line
+            axis.axhline(line, color="tab:red", ls="--", label=line_label)
+            values.append(line)
+        if from_zero:
+            axis.set_ylim(0, 1.2 * max(values))
+        else:
+            axis.set_ylim(0.9 * min(values), None)
+        axis.set_title(title), axis.set_ylabel(label)
+        if line is not None:
+            axis.legend(fontsize=7)
+        axis.tick_params(axis="x", labelsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report_allocations(result):
+    """Part b: per task the allocations' means [study 06f's baseline, where the numbers hold
+    it], and the two quoted differences."""
+    for task, entry in result["comparison"].items():
+        means = "  ".join(f"{name} {a['mean']:.3f}" for name, a in entry["allocations"].items())
+        baseline = entry.get("no_match_baseline")                           # study 06f's
+        print(f"b. {task}: {means}"
+              + (f"  (no-match baseline {baseline:.3f})" if baseline is not None else ""))
+        print("   " + "; ".join(helpers.describe_difference(key, entry["paired"][key])
+                                for key in QUOTED_PAIRS if key in entry["paired"]))

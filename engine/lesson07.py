@@ -1,0 +1,299 @@
+"""Lesson 07's sweeps, tables, figures and printouts; also used by studies 07a and 07b.
+
+The lesson keeps its idea (the digits at a random place, the ViT, its training, the two sweeps'
+shapes) and hands its functions to the ones here: `sweep(args, sweep_name, shapes, train, data,
+...)` trains every (side, h) shape of a sweep for every seed with the lesson's `train(run)`,
+and returns the JSON keys; `plot_fixed_head_dim`, `plot_fixed_width` and `report` show them.
+Nothing here imports the lesson."""
+import functools
+import time
+
+import matplotlib.pyplot as plt
+
+import helpers
+import plumbing
+
+PAPER_T = [65, 145, 257, 577, 1025]  # paper A's sequence lengths (CLS included), Tables 8-9
+PAPER_TABLE_8 = {  # paper A, Table 8: CIFAR-10 training accuracy (%), mean, d = 16, per PAPER_T
+    1: [47.8, 43.7, 42.0, 40.8, 40.0], 2: [59.7, 55.2, 53.4, 51.5, 50.8],
+    4: [75.5, 70.3, 68.5, 66.2, 65.8], 8: [95.1, 92.6, 91.4, 90.7, 90.2],
+    10: [98.1, 97.3, 96.7, 96.5, 96.7], 11: [98.8, 98.3, 98.1, 97.7, 97.9],
+    12: [99.2, 98.9, 98.6, 98.6, 98.6], 13: [99.4, 99.3, 99.1, 99.0, 99.1],
+    14: [99.6, 99.4, 99.3, 99.3, 99.3], 16: [99.7, 99.6, 99.5, 99.6, 99.6],
+    20: [99.8, 99.7, 99.7, 99.8, 99.9], 24: [99.9, 99.8, 99.8, 99.9, 99.9]}
+MAX_PATCHES_PER_SIDE = 64  # frames of at most 64 x 64 patches (T = 4096)
+
+
+# ----------------------------------------------------------------------------------------------
+# Refusals shared by 07, 07a and 07b
+# ----------------------------------------------------------------------------------------------
+def frame_refusals(sides, image_side, patch):
+    """[(flag, accepted, why not, smallest)] of --sides: each frame holds the image in whole
+    patches, and not too many of them."""
+    bad = [side for side in sides if side < image_side or side % patch]
+    return [("--sides", not bad, f"{bad}: each side must hold the {image_side}x{image_side} "
+             f"image and be a multiple of the patch side {patch}",
+             -(-image_side // patch) * patch),
+            ("--sides", max(sides) // patch <= MAX_PATCHES_PER_SIDE,
+             f"at most {MAX_PATCHES_PER_SIDE * patch} ({MAX_PATCHES_PER_SIDE ** 2} patches)", None)]
+
+
+def sweep_refusals(args, fixed_width):
+    """[(flag, accepted, why not, smallest)] of the two sweeps' rows: some head count divides
+    --width when the fixed-width sweep runs; a paired difference needs two seeds."""
+    return [("--width", not fixed_width or any(args.width % h == 0 for h in args.heads),
+             f"no head count in --heads {args.heads} divides it; the fixed-width sweep would be "
+             f"empty", max(args.heads)),
+            ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Training a sweep
+# ----------------------------------------------------------------------------------------------
+def run_sweep(runs, workers, train, group, cost):
+    """plumbing.run_sweep with one progress line per group of runs (group(run) -> its name)
+    when the group's last run finishes. The results, in the order of `runs`."""
+    return plumbing.run_sweep(runs, workers, train,
+                              lambda results: f"{group(results[0])}: {len(results)} runs trained",
+                              cost, group=group)
+
+
+def timed(train, run):
+    """train(run)'s numbers with the run's own keys (its data left out) and its seconds."""
+    started = time.perf_counter()
+    numbers = train(run)
+    return {**{key: value for key, value in run.items() if key != "data"}, **numbers,
+            "seconds": time.perf_counter() - started}
+
+
+def per_seed(results, metrics, **match):
+    """{metric: [the matching runs' values, in seed order]}, and their "parameters"."""
+    return {**{metric: helpers.by_seed(results, metric, **match) for metric in metrics},
+            "parameters": helpers.by_seed(results, "parameters", **match)[0]}
+
+
+def train_shapes(args, sweep_name, wanted, train, data, shared):
+    """Train wanted {(side, h): (width, head_dim)} for every seed with train(run) -> {"train",
+    "valid", "parameters"}: {(side, h): {"train": [...], "valid": [...], "parameters": n}},
+    accuracies per seed, and the seconds."""
+    if not wanted:
+        return {}, 0
+    base = dict(layers=args.layers, steps=args.steps, batch_size=args.batch_size,
+                device=args.device, data=data, **shared)
+    runs = [dict(base, side=side, heads=h, width=width, head_dim=head_dim, seed=args.seed + s)
+            for (side, h), (width, head_dim) in wanted.items() for s in range(args.seeds)]
+    results = run_sweep(
+        runs, args.workers, functools.partial(timed, train),
+        lambda r: f"{sweep_name} h={r['heads']} (E={r['width']}, d={r['head_dim']})",
+        cost=lambda r: (r["side"] // r["patch"]) ** 2 * r["width"] * r["steps"])  # patches x E
+    return {(side, h): per_seed(results, ("train", "valid"), side=side, heads=h)
+            for side, h in wanted}, sum(r["seconds"] for r in results)
+
+
+def tabulate(rows, shapes):
+    """rows {(T, h): {metric: [per seed], "parameters": n}} for every T and h of `shapes`
+    ({h: (width, head_dim)}) -> (table {T: {h: seed_stats per metric, parameters, width,
+    head_dim}}, gains {T: the paired training-accuracy gain from the fewest to the most heads})."""
+    table, gains, few, many = {}, {}, min(shapes), max(shapes)
+    for T in dict.fromkeys(T for T, _ in rows):
+        table[str(T)] = {str(h): {**{k: helpers.seed_stats(v) for k, v in rows[(T, h)].items()
+                                     if k != "parameters"},
+                                  "parameters": rows[(T, h)]["parameters"], "width": width,
+                                  "head_dim": head_dim} for h, (width, head_dim) in shapes.items()}
+        gains[str(T)] = {"from": few, "to": many, **helpers.paired_difference(
+            [b - a for a, b in zip(rows[(T, few)]["train"], rows[(T, many)]["train"])],
+            below=f"h={few} fits better", above=f"h={many} fits better")}
+    return table, gains
+
+
+def trained_before(earlier, sides, patch, shapes):
+    """{(side, h): per-seed row} of the shapes an earlier sweep (its JSON keys `earlier`)
+    already trained with the same width and head dimension: read, not trained again."""
+    known = {}
+    for table in earlier.get("accuracy", {}).values():
+        for side in sides:
+            by_h = table.get(str((side // patch) ** 2), {})
+            for h, (width, head_dim) in shapes.items():
+                entry = by_h.get(str(h))
+                if entry and (entry["width"], entry["head_dim"]) == (width, head_dim):
+                    known[(side, h)] = {"parameters": entry["parameters"], **{
+                        split: entry[split]["seeds"] for split in ("train", "valid")}}
+    return known
+
+
+def sweep(args, sweep_name, shapes, train, data, earlier=None, **shared):
+    """One sweep's JSON keys, merged with those of the sweeps that ran before (`earlier`):
+    "accuracy" -> sweep -> T -> h, "train_gain_with_heads" -> sweep -> T (the paired gain from
+    the fewest to the most heads), and, once the fixed-width sweep is in, "gain_difference".
+    shapes {h: (width, head_dim)}; train(run) trains one run; shared: the keys every run of it
+    shares besides the settings (the patch side, the learning rate)."""
+    earlier = earlier or {}
+    sides = list(dict.fromkeys(args.sides))                  # a side named twice runs once
+    patch = shared["patch"]
+    known = trained_before(earlier, sides, patch, shapes)
+    trained, seconds = train_shapes(args, sweep_name, {
+        (side, h): shape for side in sides for h, shape in shapes.items()
+        if (side, h) not in known}, train, data, shared)
+    table, gains = tabulate({((side // patch) ** 2, h): known.get((side, h))
+                             or trained[(side, h)] for side in sides for h in shapes}, shapes)
+    keys = {"data": data["name"], "image_side": data["train"][0].shape[-1],
+            "T": [(side // patch) ** 2 for side in args.sides],
+            "accuracy": {**earlier.get("accuracy", {}), sweep_name: table},
+            "train_gain_with_heads": {**earlier.get("train_gain_with_heads", {}),
+                                      sweep_name: gains},
+            "run_seconds": earlier.get("run_seconds", 0) + seconds}
+    if "fixed-width" in keys["accuracy"]:
+        keys["gain_difference"] = gain_difference(keys["train_gain_with_heads"])
+    return keys
+
+
+def gain_difference(gains):
+    """Per T: the fixed-head-dim gain minus the fixed-width gain, seed by seed (the same seeds,
+    the same h_min and h_max in both sweeps): how much of the rise with h comes with the width."""
+    if not {"fixed-head-dim", "fixed-width"} <= set(gains):
+        return {}
+    difference = {}
+    for T, wide in gains["fixed-head-dim"].items():
+        fixed = gains["fixed-width"].get(T)
+        if fixed and (fixed["from"], fixed["to"]) == (wide["from"], wide["to"]):
+            difference[T] = {"from": wide["from"], "to": wide["to"], **helpers.paired_difference(
+                [a - b for a, b in zip(wide["per_seed"], fixed["per_seed"])],
+                below="the rise is larger at a fixed width",
+                above="the width brings part of the rise")}
+    return difference
+
+
+# ----------------------------------------------------------------------------------------------
+# Figures
+# ----------------------------------------------------------------------------------------------
+def plot_sweeps(sweeps, trained_on, plus, dashed=None, beside=None):
+    """sweeps {sweep: {T: {h: entry}}} -> a figure: accuracy against h, one line per T, a column
+    per sweep, training (top) and held-out (bottom); dashed {split: {T: {label: value}}}
+    draws references (chance, a baseline) in each T's colour; beside {label: {T: {h: entry}}}
+    draws another sweep's means, dashed, in each T's colour."""
+    figure, axes = plt.subplots(2, len(sweeps), figsize=(5.5 * len(sweeps), 7), squeeze=False)
+    for column, (sweep_name, by_T) in enumerate(sweeps.items()):
+        for row, split in enumerate(("train", "valid")):
+            axis = axes[row, column]
+            for T, by_h in by_T.items():
+                heads = [int(h) for h in by_h]
+                line, = axis.semilogx(heads, [e[split]["mean"] for e in by_h.values()], "o-",
+                                      label=f"T = {T} + {plus}")
+                for h, entry in zip(heads, by_h.values()):
+                    axis.semilogx([h] * len(entry[split]["seeds"]), entry[split]["seeds"], ".",
+                                  color=line.get_color(), alpha=0.5)
+                for style, (label, value) in zip(("--", ":"), (dashed or {}).get(split, {})
+                                                 .get(T, {}).items()):
+                    axis.axhline(value, ls=style, lw=0.8, color=line.get_color(),
+                                 label=f"{label}, T = {T}")
+                for label, other in (beside or {}).items():
+                    if T in other:
+                        axis.semilogx([int(h) for h in other[T]],
+                                      [e[split]["mean"] for e in other[T].values()], "x--",
+                                      color=line.get_color(), alpha=0.6,
+                                      label=f"{label}, T = {T}")
+            helpers.label_log_axis(axis, heads)
+            axis.set_xlabel("heads h"), axis.legend(fontsize=6)
+            axis.set_ylabel((trained_on if split == "train" else "held-out") + ": accuracy")
+            axis.set_title(f"{sweep_name}: " + ("width grows with h"
+                                                if sweep_name == "fixed-head-dim"
+                                                else "same parameters for every h"))
+    figure.tight_layout()
+    return figure
+
+
+def plot_fixed_head_dim(result):
+    """The protocol's accuracy against h (one line per T), with Table 8's T = 65 column
+    (CIFAR-10) in black on the training panel, for the head counts we train."""
+    table = result["accuracy"]["fixed-head-dim"]
+    figure = plot_sweeps({"fixed-head-dim": table}, "training images at new placements", "CLS")
+    ours = [int(h) for h in next(iter(table.values()))]
+    heads = [h for h in PAPER_TABLE_8 if h <= max(ours)]
+    train_axis = figure.axes[0]
+    train_axis.semilogx(heads, [PAPER_TABLE_8[h][0] / 100 for h in heads], "k^:",
+                        label="paper A, Table 8: CIFAR-10, T = 65")
+    helpers.label_log_axis(train_axis, ours)                # plotting again reset the ticks
+    train_axis.legend(fontsize=6)
+    return figure
+
+
+def plot_fixed_width(result):
+    """The fixed-width sweep's accuracy against h per T, the protocol's means dashed beside it
+    (when that part ran)."""
+    protocol = result["accuracy"].get("fixed-head-dim")
+    return plot_sweeps({"fixed-width": result["accuracy"]["fixed-width"]},
+                       "training images at new placements", "CLS",
+                       beside={"width grows (fixed-head-dim)": protocol} if protocol else None)
+
+
+# ----------------------------------------------------------------------------------------------
+# Printouts
+# ----------------------------------------------------------------------------------------------
+def report(result, seeds, sweeps=None):
+    """One line per T and sweep (all of `result`'s unless named): the mean training accuracy
+    (images at new placements) for each h, the held-out mean beside it, the parameters, and
+    the paired gain from the fewest to the most heads; after the fixed-width sweep, per T, the
+    width's part of the gain (gain_difference)."""
+    sweeps = sweeps or list(result["accuracy"])
+    first = next(iter(result["accuracy"][sweeps[0]].values()))
+    print(f"training accuracy | held-out, mean over {seeds} seeds ({result['data']}), "
+          f"h = {', '.join(first)}:")
+    for T in result["accuracy"][sweeps[0]]:
+        for name in sweeps:
+            by_h, gain = result["accuracy"][name][T], result["train_gain_with_heads"][name][T]
+            print(f"   T = {T} + CLS, {shape_name(name, by_h)}: "
+                  + " ".join(f"{e['train']['mean']:.3f}" for e in by_h.values()) + " | "
+                  + " ".join(f"{e['valid']['mean']:.3f}" for e in by_h.values())
+                  + f" [{parameter_range(by_h)} params]; "
+                  + helpers.describe_difference(f"h={gain['to']} minus h={gain['from']}", gain))
+        if "fixed-width" in sweeps and T in result.get("gain_difference", {}):
+            report_gain_difference({T: result["gain_difference"][T]})
+
+
+def shape_name(sweep_name, by_h):
+    """How a sweep's shapes read: "d = 8, E = 8h" (head dimension fixed), "E = 32, d = 32/h"."""
+    entry = next(iter(by_h.values()))
+    if sweep_name == "fixed-head-dim":
+        return f"d = {entry['head_dim']}, E = {entry['head_dim']}h"
+    return f"E = {entry['width']}, d = {entry['width']}/h"
+
+
+def parameter_range(by_h):
+    """"27818" when every h has the same parameter count, else "2354 to 104778"."""
+    counts = [entry["parameters"] for entry in by_h.values()]
+    low, high = min(counts), max(counts)
+    return f"{low}" if low == high else f"{low} to {high}"
+
+
+def report_gain_difference(difference):
+    """The width's part of the gain, per T (one line each)."""
+    for T, entry in difference.items():
+        print("   " + helpers.describe_difference(
+            f"T = {T}: gain h={entry['from']} -> h={entry['to']} with the width growing minus "
+            f"at a fixed width (paired seeds)", entry))
+
+
+def report_beside_table_8(result, sweep_name="fixed-head-dim"):
+    """Table 8's mean training accuracy at T = 65 (CIFAR-10, d = 16), for the head counts of our
+    sweep: the paper's number of the same kind."""
+    heads = [int(h) for h in next(iter(result["accuracy"][sweep_name].values()))]
+    paper = "  ".join(f"h={h}: {PAPER_TABLE_8[h][0] / 100:.3f}" for h in heads
+                      if h in PAPER_TABLE_8)
+    print(f"   [paper A, Table 8, CIFAR-10 at T = 65, training accuracy, mean]  {paper}")
+
+
+def report_sweep(result, sweep_name, seeds, plus="CLS", trained_on="images at new placements"):
+    """07a's table of one sweep: accuracy per T and h, mean (min), MRR too when measured, and
+    the paired gain from few to many heads. plus: the token besides the T it is read at."""
+    print(f"{sweep_name} ({result['data']}): accuracy, mean (min) over {seeds} seeds — training "
+          f"{trained_on} | held-out")
+    for T, by_h in result["accuracy"][sweep_name].items():
+        print(f"   T = {T:<4}+ {plus}  " + "  ".join(
+            f"h={h}: {e['train']['mean']:.3f} ({e['train']['min']:.3f})"
+            + (f" MRR {e['train_mrr']['mean']:.3f}" if "train_mrr" in e else "")
+            + f" | {e['valid']['mean']:.3f}  [{e['parameters']} params]"
+            for h, e in by_h.items()))
+    for T, gain in result["train_gain_with_heads"][sweep_name].items():
+        print("   " + helpers.describe_difference(
+            f"T = {T}: training accuracy h={gain['to']} minus h={gain['from']} "
+            f"(95% t, paired seeds)", gain))
