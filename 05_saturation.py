@@ -162,7 +162,8 @@ if __name__ == "__main__" and "a" in args.parts:
 # every sequence `N_MATCH` = 2 other tokens receive a copy of the query's key. The target
 # attends with $M = \beta_L \begin{pmatrix} I_r & 0\\ 0 & 0 \end{pmatrix}$, i.e. logits
 # $\beta_L\, k_q^\top k_s$ (1 for a match, about $\pm 1/\sqrt r$ for the rest), with
-# $\beta_L = 3 \log L$ so that the matches keep the same share of the attention at every $L$,
+# $\beta_L = 3 \log L$ so that the matches keep the same share of the attention at every $L$
+# (study 05a measures the share),
 # and reads $w^\top x_s$ with $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$ [inferred: our protocol].
 #
 # Why it stays hard: $E[y \mid x_q] = 0$ (the values are independent of the query), so the head
@@ -273,7 +274,7 @@ def model_side_runs(args):
 
 # %% [markdown]
 # **Reading the runs.** Per (L, d): every seed's validation NMSE and their mean. The **gain**
-# is $E(1) - E(r)$, the smallest head dimension against the target's rank. Its **change** from
+# is $E(d_{\min}) - E(r)$, the smallest head dimension (1) against the target's rank. Its **change** from
 # the shortest to the longest $L$ is computed per seed (paired), with a 95 % t-interval: below
 # zero means the gain shrinks. The direct test of the claim is the difference of the changes,
 # capped minus free, per seed. The sweep prints one line per kind of head as it finishes.
@@ -292,9 +293,10 @@ if __name__ == "__main__":
 # $E(1) - E(8)$ *grows* with $L$ (0.75 → 0.97 from $L$ = 16 to 128; paired change +0.22, 95 %
 # interval [+0.19, +0.26]): rank 1 loses the matches among more distractors, rank 8 stays exact.
 # With logits capped at $B = 2$ the same gain *shrinks* (0.41 → 0.09; change −0.32
-# [−0.34, −0.31]) because the capped rank-8 head can no longer concentrate ($E(8)$ rises
-# 0.345 → 0.884), as the lemma says. So saturation appears here exactly when the model's logits
-# are bounded.
+# [−0.34, −0.31]) because the capped rank-8 head cannot concentrate on its matches ($E(8)$ rises
+# 0.345 → 0.884), the direction the lemma points; the fall starts well below its threshold
+# $L \gg 2e^{2B} \approx 109$. So on this target saturation appears with the cap $B = 2$ and not
+# with free logits.
 
 # %% [markdown]
 # ## Summary beside the paper

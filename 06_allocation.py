@@ -25,8 +25,8 @@ from plumbing import Setting, int_list, positive_int
 # %% [markdown]
 # ## Settings
 #
-# Each row: default, `--quick` (seconds) and `--full` values; a flag (`--fixed-heads`), and its
-# part. The model's width and the data sizes are rows too, below the model.
+# Each row is a flag (`fixed_heads` is `--fixed-heads`) with its default, `--quick` and `--full`
+# values, and its part; `refusals` stops a run that could not finish. The sizes follow the model.
 
 # %%
 SETTINGS = {
@@ -242,8 +242,7 @@ def train_one(run):
             "seconds": time.perf_counter() - started}
 
 # %% [markdown]
-# The run: every $H$ with its seeds, against $H$. Imported by a later file, the lesson runs
-# nothing.
+# The run: every $H$ with its seeds, against $H$ (a study that imports the lesson runs none).
 
 # %%
 if __name__ == "__main__":
@@ -258,9 +257,9 @@ if __name__ == "__main__" and "a" in args.parts:
 # %% [markdown]
 # **What we saw** (2 seeds, 1,500 steps). Validation NMSE for H = 1, 4, 16: 0.732, **0.049**,
 # 0.675. The lowest error is at H = M = 4 for both seeds, 15× and 14× below the ends; a
-# hand-built oracle with nothing to train is lowest there too (study 06f), so the U is the
-# budget's, not the optimiser's. Paper B's best H on its own 4-gram task [paper: 8, where its
-# Eq. (3) predicted 32] is not like for like: ours is set by our M queries (study 06b runs paper
+# hand-built oracle with nothing to train is lowest at H = M too (study 06f), so the U does not
+# come from training alone. Paper B's best H on its own 4-gram task [paper, via its reviewers: 8,
+# where its Eq. (3) predicted 32] is not like for like: ours is set by our M queries (study 06b runs paper
 # B's task).
 
 # %% [markdown]
@@ -338,12 +337,12 @@ if __name__ == "__main__":
     run.finish()
 
 # %% [markdown]
-# **What we saw** (5 paired seeds, 800 steps, Σ H·d = 20). Validation NMSE on match-aggregate
+# **What we saw** (5 paired seeds, 800 steps, Σ H·d = 20; front-reduced 18). Validation NMSE on match-aggregate
 # and prefix-match: front-loaded 0.066 and 0.242, back-loaded 0.241 and 0.075: **front − back
 # −0.175 [−0.195, −0.154] and +0.167 [+0.127, +0.206]**. The rich head dimension belongs where
 # the match is, so "front-load" is not a rule for every task; each task's right allocation lies
 # far below what the values alone predict (study 06f's no-match baseline), the wrong one nearer
-# to it. Thinning the late layer alone makes no clear difference: +0.000 [−0.013, +0.014] and
+# to it. Thinning the late layer to one head alone makes no clear difference: +0.000 [−0.013, +0.014] and
 # +0.005 [−0.008, +0.018].
 
 # %% [markdown]
@@ -352,17 +351,17 @@ if __name__ == "__main__":
 # | claim | paper B | ours | where we differ |
 # |---|---|---|---|
 # | too few heads and too small a head dimension both hurt (§4) | best H = 8 on its 4-gram task, Eq. (3) predicted 32 (Fig. 2, via reviewers) | lowest at H = M = 4: 0.049 against 0.732 and 0.675 | our task and its M set our optimum |
-# | early layers need the richer attention (§6) | no number in our sources | front − back −0.175 and +0.167 | the rich layer must be where the match is |
-# | later layers can be thinner (§6) | no number in our sources | thinning alone +0.000 and +0.005 | no clear difference; no margin was set |
+# | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back −0.175 and +0.167 | the rich layer must be where the match is |
+# | later layers can be thinner (§6) | no number in our sources | one head fewer in the last layer: +0.000 and +0.005 | no clear difference; no margin was set |
 #
 # RESULTS.md gives the `--full` run (H up to 32, more seeds and steps), which keeps all three.
 
 # %% [markdown]
 # ## Going further
 #
-# - [06a · Text: the allocations beside a 3-character control, and rank by layer](06a_text_allocation.ipynb)
+# - [06a · Text, a 3-character control, and rank by layer](06a_text_allocation.ipynb)
 # - [06b · Paper B's own task: a 4-gram on white noise](06b_ngram.ipynb)
 # - [06c · Do trained models saturate? Attention entropy against the context](06c_trained_saturation.ipynb)
 # - [06d · Does head dimension buy less at longer contexts?](06d_head_dim_context.ipynb)
-# - [06e · The allocation rules as a function, and what this lesson's run says about each](06e_allocation_rules.ipynb)
-# - [06f · Two training-free controls: a hand-built oracle and a no-match baseline](06f_controls.ipynb)
+# - [06e · The allocation rules as a function](06e_allocation_rules.ipynb)
+# - [06f · A hand-built oracle and a no-match baseline](06f_controls.ipynb)

@@ -1,6 +1,6 @@
-"""Lesson 06's apparatus: the model and data sizes, the sweeps, the figures and the reports.
+"""Lesson 06's apparatus: the sweeps, the figures and the reports.
 
-The lesson's idea code (its tasks, its model, the oracle, the training) stays in 06_allocation.py
+The lesson's idea code (its tasks, its model, the training) stays in 06_allocation.py
 and comes in here as arguments; nothing here imports the lesson. Study 06a draws its text panel
 with draw_allocation_bars and pairs its allocations with paired.
 """
@@ -94,6 +94,7 @@ def report_fixed_budget(result):
 # ----------------------------------------------------------------------------------------------
 # Part b: allocations at equal budgets, paired by seed
 # ----------------------------------------------------------------------------------------------
+# The paired differences, where both allocations ran (uniform: study 06a's, and 06's --full run)
 PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"), ("back-loaded", "uniform"),
          ("front-reduced", "uniform"), ("front-reduced", "front-loaded")]  # the last: thinning
 QUOTED_PAIRS = ("front-loaded - back-loaded", "front-reduced - front-loaded")  # the report's
