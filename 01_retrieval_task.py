@@ -7,7 +7,7 @@
 # and the paper's synthetic instance (§6.1), and shows why the paper reports NMSE: Var(y) shrinks
 # as T grows. `python 01_retrieval_task.py` (3.3 s on 2 cores).
 
-# %%
+# %% tags=["apparatus"]
 """01 · The generalized D-retrieval task (paper A, eq. 7-9, Section 6.1)."""
 import math
 import sys
@@ -207,7 +207,7 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # (each $a_i^\top x(t)$ against $t$, the retrieved token starred) and prints the first, with the
 # lengths of the $a_i$ and their two largest cosines.
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("01_retrieval_task", args, PARTS)
@@ -255,14 +255,14 @@ def target_statistics(seq_lens, n, D, dim, seed, directions=DEFAULT_DIRECTIONS,
     return stats
 
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__" and "b" in args.parts:
     statistics = run.record({"target_stats": target_statistics(
         args.T, args.n_samples, args.D, args.d, args.seed, args.directions)})
     run.figure(engine.plot_statistics(statistics), "01_target_distribution")
     engine.report_statistics(statistics)
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     run.finish()
 

@@ -7,7 +7,7 @@
 # build eq. 4's model, train it for $h = 1 \dots 5$ at $T = 8, 32, 128$ beside Tables 2–3, and
 # look at where each head attends. `python 02_multihead_model.py` (2 min 37 s on 2 cores).
 
-# %%
+# %% tags=["apparatus"]
 """02 · One attention layer with h heads, and the sharp drop of its error at h = D (paper A)."""
 import math
 import sys
@@ -266,7 +266,7 @@ if __name__ == "__main__" and "attention" in args.parts:
     run.figure(engine.plot_attention(found["mechanism"]), "02_attention")
     engine.report_attention(found)
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     run.finish()
 

@@ -7,7 +7,7 @@
 # layer by hand and checks its error bound at every $T$, then shows where the lower bound's
 # exponent says nothing; nothing trains. `python 03_bounds.py` (3.4 s on 2 cores).
 
-# %%
+# %% tags=["apparatus"]
 """03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2)."""
 import math
 import sys
@@ -186,7 +186,7 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 # $T$; the printout gives the shortest and the longest $T$ at $\beta$ = 10, 100 and 1000, and the
 # rate in $\beta$: the slope of log error against log $\beta$ over $\beta \ge 10$ (1/β is −1).
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("03_bounds", args, PARTS)
@@ -239,7 +239,7 @@ def first_nonvacuous_length(s, D, n):
 # vacuous region $k \le 0$ and dots the paper's longest $T$ = 128; the right one sets $k$ for
 # $s = 1 < D = 2$ beside the upper bound's $\gamma = 2$. The last line writes the run's JSON.
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__" and "b" in args.parts:
     lower = run.record(engine.lower_bound(lower_bound_exponent, first_nonvacuous_length))
     run.figure(engine.plot_lower_bound(lower), "03_lower_bound")

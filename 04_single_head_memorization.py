@@ -7,7 +7,7 @@
 # hand, checks that it holds the sequence exactly, and trains it against one ordinary head and
 # h = D heads. `python 04_single_head_memorization.py` (2 min 50 s on 2 cores).
 
-# %%
+# %% tags=["apparatus"]
 """04 · Single-head memorisation: one head with a T*d-wide embedding (paper A, Theorem 2(3))."""
 import sys
 from pathlib import Path
@@ -117,7 +117,7 @@ def memorise(x):
 # random sequences at every `--construction-T`, how far $T$ times the CLS output is from the
 # flattened sequence and how far the attention is from uniform.
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("04_single_head_memorization", args, PARTS)
@@ -218,7 +218,7 @@ def train_route(run):
 # beside it each route's trainable FFN parameters; the printout sets our h = D minima beside
 # Table 3's.
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     if "b" in args.parts:
         routes = run.record(engine.train_routes(args, train_route, route_heads(args.D)))

@@ -8,7 +8,7 @@
 # target that stays as hard as $L$ grows, with its logits capped and free.
 # `python 05_saturation.py` (2 min 18 s on 2 cores)
 
-# %%
+# %% tags=["apparatus"]
 """05 · Softmax saturation: head dimension against sequence length (paper B, Section 5)."""
 import math
 import sys
@@ -128,7 +128,7 @@ def entropy_bound(B, seq_len):
     return max(0.0, 1 - 2 * B / math.log(seq_len)) if seq_len > 1 else 1.0
 
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__" and "a" in args.parts:
     lemma = run.record({"lemma": [lemma_extremes(B, L, LEMMA_DRAWS, args.seed)
                                   for B in LEMMA_BOUNDS for L in LEMMA_L]})
@@ -279,7 +279,7 @@ def model_side_runs(args):
 # zero means the gain shrinks. The direct test of the claim is the difference of the changes,
 # capped minus free, per seed. The sweep prints one line per kind of head as it finishes.
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__" and "b" in args.parts:
     trained = engine.sweep(model_side_runs(args), args.workers, match_numbers, engine.kind_of)
     model_side = run.record(engine.summarise_model_side(trained, args))

@@ -6,7 +6,7 @@
 # both sides of a fixed budget (a), then allocations at equal budgets on two tasks (b).
 # `python 06_allocation.py` (2 min 45 s on 2 cores).
 
-# %%
+# %% tags=["apparatus"]
 """06 · Allocating attention heads and head dimensions across layers (paper B, Sections 4, 6)."""
 import math
 import sys
@@ -244,7 +244,7 @@ def train_one(run):
 # %% [markdown]
 # The run: every $H$ with its seeds, against $H$ (a study that imports the lesson runs none).
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06_allocation", args, PARTS)
@@ -325,14 +325,14 @@ def allocations(rich, poor):
     return compared
 
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__" and "b" in args.parts:
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
     comparison = run.record(engine.allocations_compared(args, compared, TASKS, train_one))
     run.figure(engine.plot_allocations(comparison), "06_allocations")
     engine.report_allocations(comparison)
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     run.finish()
 

@@ -7,7 +7,7 @@
 # on scikit-learn's 8 × 8 digits (no download), beside a fixed total width, the control the paper
 # lacks on images. `python 07_real_data.py` (2 min 48 s on 2 cores)
 
-# %%
+# %% tags=["apparatus"]
 """07 · The head count on real data: digits at a random place, at a growing and a fixed width."""
 import sys
 from pathlib import Path
@@ -264,7 +264,7 @@ if __name__ == "__main__" and "fixed-width" in args.parts:
 # `results/07_real_data_full.json`; its part b figure: `figures/07_heads_on_images_full.png`),
 # its numbers printed again from its JSON.
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     full = plumbing.replay(plumbing.ROOT / "results" / "07_real_data_full.json")
     engine.report(full, SETTINGS["seeds"].value("full"))
@@ -303,6 +303,6 @@ if __name__ == "__main__":
 # - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb) (`further/07b_cifar10.py`): these
 #   sweeps on CIFAR-10, up to the paper's grid (a download and a GPU; not run here).
 
-# %%
+# %% tags=["apparatus"]
 if __name__ == "__main__":
     run.finish()
