@@ -29,7 +29,9 @@ import json
 import math
 import multiprocessing
 import os
+import platform
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -358,7 +360,8 @@ def replay(path):
           f"({written['config']['preset']} preset{', changed: ' + flags if flags else ''}) "
           f"in {written['wall_time_s']:.0f} s on {written['device']}")
     return {key: value for key, value in written.items() if key not in
-            ("script", "config", "device", "torch_version", "python_version", "wall_time_s")}
+            ("script", "config", "device", "torch_version", "python_version", "wall_time_s",
+             "provenance")}
 
 
 def replay_suffix(args):
@@ -421,12 +424,50 @@ def shown_path(path):
         return str(path)
 
 
+@functools.lru_cache(maxsize=None)
+def provenance(root=None):
+    """Where a run comes from: the code's git commit and whether tracked files differed from it
+    (dirty), the versions of Python and the numerical libraries, and the machine (CPU model,
+    cores, torch's threads). Outside a git checkout commit and dirty are None. Once per process."""
+    root = Path(root or ROOT)
+
+    def git(*command):
+        try:
+            done = subprocess.run(["git", *command], cwd=root, capture_output=True, text=True,
+                                  timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    changes = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    import numpy
+    import scipy
+    return {"commit": commit, "dirty": None if changes is None else bool(changes),
+            "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
+                         "numpy": numpy.__version__, "scipy": scipy.__version__},
+            "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                        "torch_threads": torch.get_num_threads(),
+                        "platform": platform.platform()}}
+
+
+def cpu_model():
+    """The processor's name (Linux: /proc/cpuinfo's model name), else what platform knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def save_results(stem, numbers, args, wall_time_s):
     """Write OUT/results/<stem>.json atomically (temporary file, then rename).
 
     Stores the numbers with the config that produced them, the device, torch's and Python's
-    versions and the wall time of the whole run, so every figure and README number can be
-    traced to a run. Returns the path. Strict JSON: a NaN or infinity anywhere raises
+    versions, the wall time of the whole run and its provenance (commit, versions, machine), so
+    every figure and README number can be traced to a run. Returns the path. Strict JSON: a NaN or infinity anywhere raises
     ValueError naming its key (nothing written)."""
     folder = Path(args.out) / "results"
     folder.mkdir(parents=True, exist_ok=True)
@@ -437,6 +478,7 @@ def save_results(stem, numbers, args, wall_time_s):
         "torch_version": torch.__version__,
         "python_version": sys.version.split()[0],   # 06's corpus ships with Python
         "wall_time_s": round(wall_time_s, 2),
+        "provenance": provenance(),
         **numbers,
     }
     bad = first_non_finite(payload, stem)

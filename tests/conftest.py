@@ -10,7 +10,8 @@ sys.path.insert(0, str(ROOT))
 import helpers  # noqa: E402
 
 
-RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s"}
+RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s",
+            "provenance"}
 LESSONS = sorted(ROOT.glob("0[1-7]_*.py"))                # the path: 01 ... 07
 FURTHER = sorted((ROOT / "further").glob("0[1-7]*_*.py"))  # going further: one step off it
 SCRIPTS = LESSONS + FURTHER

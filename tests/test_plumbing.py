@@ -2,6 +2,7 @@
 import argparse
 import json
 import math
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -124,6 +125,49 @@ def test_save_results_is_atomic_and_complete(tmp_path):
     assert payload["answer"] == 42 and payload["wall_time_s"] == 1.23
     assert payload["config"]["T"] == [8] and payload["device"] and payload["torch_version"]
     assert [p.name for p in path.parent.iterdir()] == ["00_test.json"]  # no temporary left
+
+
+def git_tree(tmp_path):
+    """A git repository of one committed file, and its commit."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    for command in (["init", "-q"], ["add", "a.py"],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a"]):
+        subprocess.run(["git", *command], cwd=root, check=True, capture_output=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                            text=True).stdout.strip()
+    return root, commit
+
+
+def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
+    """Clean: its commit, not dirty; a tracked file changed: dirty; a new untracked file (a run's
+    own results) does not make it dirty; outside git: None. Versions and machine always."""
+    root, commit = git_tree(tmp_path)
+    plumbing.provenance.cache_clear()
+    clean = plumbing.provenance(root)
+    assert clean["commit"] == commit and clean["dirty"] is False
+    (root / "results.json").write_text("{}")
+    plumbing.provenance.cache_clear()
+    assert plumbing.provenance(root)["dirty"] is False
+    (root / "a.py").write_text("x = 2\n")
+    plumbing.provenance.cache_clear()
+    assert plumbing.provenance(root)["dirty"] is True
+    outside = tmp_path / "not_git"
+    outside.mkdir()
+    plumbing.provenance.cache_clear()
+    alone = plumbing.provenance(outside)
+    assert alone["commit"] is None and alone["dirty"] is None
+    assert set(alone["versions"]) == {"python", "torch", "numpy", "scipy"}
+    assert alone["machine"]["cpu"] and alone["machine"]["cores"] >= 1
+    plumbing.provenance.cache_clear()
+
+
+def test_every_run_records_its_provenance(tmp_path):
+    args = config("--quick", "--out", str(tmp_path))
+    payload = json.loads(plumbing.save_results("00_test", {}, args, 1.0).read_text())
+    assert payload["provenance"] == plumbing.provenance()
+    assert len(payload["provenance"]["commit"]) == 40               # this checkout's commit
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
