@@ -12,6 +12,7 @@ the site is written to a temporary folder and moved into place only when every p
 """
 import argparse
 import base64
+import functools
 import html
 import os
 import re
@@ -55,8 +56,10 @@ class BuildError(Exception):
 # ----------------------------------------------------------------------------------------------
 # Which pages there are
 # ----------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
 def course(root):
-    """(lessons, studies): the notebooks of the path and of going further, as stems in order."""
+    """(lessons, studies): the notebooks of the path and of going further, as stems in order
+    (read once per repository: every link asks)."""
     lessons = [path.stem for path in sorted(root.glob("0[1-7]_*.py"))]
     studies = [path.stem for path in sorted((root / "further").glob("0[1-7]*_*.py"))]
     return lessons, studies
@@ -151,7 +154,7 @@ def copy_into_site(target, root, site, copied):
                             f'>{html.escape(path.name)}</a></li>' for path in items)
             depth = "../" * (listing.count("/"))
             body = f"<h1>{html.escape(relative)}/</h1><ul>{links}</ul>"
-            write(site / listing, page(relative, relink_up(body, depth), depth))
+            write(site / listing, page(relative, relink_up(body, depth)))
         return listing
     copy = f"files/{relative}" if target.suffix not in (".png", ".json") else relative
     if copy not in copied:
@@ -169,8 +172,12 @@ def relink_up(body, depth):
 # ----------------------------------------------------------------------------------------------
 # A notebook as a page
 # ----------------------------------------------------------------------------------------------
+LEXER, FORMATTER = PythonLexer(), HtmlFormatter()
+PYGMENTS_STYLE = FORMATTER.get_style_defs(".highlight")
+
+
 def code_html(source):
-    return highlight(source, PythonLexer(), HtmlFormatter(nowrap=False))
+    return highlight(source, LEXER, FORMATTER)
 
 
 def output_html(output, stem, where, images):
@@ -232,12 +239,11 @@ def navigation(stem, lessons, studies, titles):
 # ----------------------------------------------------------------------------------------------
 # Writing the site
 # ----------------------------------------------------------------------------------------------
-def page(title, body, depth=""):
+def page(title, body):
     """A whole HTML page: its style inline, nothing from the network."""
-    pygments_style = HtmlFormatter().get_style_defs(".highlight")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{html.escape(title)}</title><style>{STYLE}{pygments_style}</style></head>"
+            f"<title>{html.escape(title)}</title><style>{STYLE}{PYGMENTS_STYLE}</style></head>"
             f"<body>{body}</body></html>\n")
 
 
