@@ -343,10 +343,25 @@ class Run:
 
     def finish(self):
         """Write the JSON of every recorded number; prints where, and the run's wall time."""
+        return self.write(self.stem + self.suffix)
+
+    def finish_analysis(self):
+        """Write what a replay recomputed from a committed run (`--replay FILE`) as a file of its
+        own, results/<stem>_analysis_of_<FILE's stem>.json, so the committed run stays as its
+        run wrote it."""
+        return self.write(analysis_name(self.stem, self.args.replay))
+
+    def write(self, name):
         seconds = time.perf_counter() - self.started
-        path = save_results(self.stem + self.suffix, self.numbers, self.args, seconds)
+        path = save_results(name, self.numbers, self.args, seconds)
         print(f"wrote {shown_path(path)} in {seconds:.1f} s")
         return path
+
+
+def analysis_name(stem, replayed):
+    """The results file of a new analysis of a committed run: 06b_ngram + 06b_ngram_full.json
+    -> 06b_ngram_analysis_of_06b_ngram_full."""
+    return f"{stem}_analysis_of_{Path(replayed).stem}"
 
 
 def replay(path):
@@ -424,11 +439,17 @@ def shown_path(path):
         return str(path)
 
 
+# What runs write into the repository: a change there is a result, not a change of the code.
+RUN_OUTPUTS = ("results", "figures", "notebooks")
+
+
 @functools.lru_cache(maxsize=None)
 def provenance(root=None):
-    """Where a run comes from: the code's git commit and whether tracked files differed from it
-    (dirty), the versions of Python and the numerical libraries, and the machine (CPU model,
-    cores, torch's threads). Outside a git checkout commit and dirty are None. Once per process."""
+    """Where a run comes from: the code's git commit and whether tracked files other than the
+    runs' outputs (RUN_OUTPUTS) differed from it (dirty), the versions of Python and the
+    numerical libraries, and the machine (CPU model, the vector instructions torch's kernels
+    use, cores, torch's threads). Outside a git checkout commit and dirty are None. Once per
+    process."""
     root = Path(root or ROOT)
 
     def git(*command):
@@ -440,13 +461,16 @@ def provenance(root=None):
         return done.stdout.strip() if done.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
-    changes = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                  *(f":(exclude){folder}" for folder in RUN_OUTPUTS)) if commit else None
     import numpy
     import scipy
     return {"commit": commit, "dirty": None if changes is None else bool(changes),
             "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
                          "numpy": numpy.__version__, "scipy": scipy.__version__},
-            "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+            "machine": {"cpu": cpu_model(),
+                        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                        "cores": os.cpu_count(),
                         "torch_threads": torch.get_num_threads(),
                         "platform": platform.platform()}}
 

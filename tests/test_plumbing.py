@@ -141,13 +141,22 @@ def git_tree(tmp_path):
 
 
 def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
-    """Clean: its commit, not dirty; a tracked file changed: dirty; a new untracked file (a run's
-    own results) does not make it dirty; outside git: None. Versions and machine always."""
+    """Clean: its commit, not dirty; a tracked file changed: dirty; a new untracked file or a
+    changed committed result (a run's own outputs) does not make it dirty; outside git: None.
+    Versions and machine always."""
     root, commit = git_tree(tmp_path)
+    (root / "results").mkdir()
+    (root / "results" / "old.json").write_text("{}")
+    subprocess.run(["git", "add", "results"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m",
+                    "r"], cwd=root, check=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                            text=True).stdout.strip()
     plumbing.provenance.cache_clear()
     clean = plumbing.provenance(root)
     assert clean["commit"] == commit and clean["dirty"] is False
     (root / "results.json").write_text("{}")
+    (root / "results" / "old.json").write_text('{"rerun": 1}')
     plumbing.provenance.cache_clear()
     assert plumbing.provenance(root)["dirty"] is False
     (root / "a.py").write_text("x = 2\n")
@@ -160,6 +169,7 @@ def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
     assert alone["commit"] is None and alone["dirty"] is None
     assert set(alone["versions"]) == {"python", "torch", "numpy", "scipy"}
     assert alone["machine"]["cpu"] and alone["machine"]["cores"] >= 1
+    assert alone["machine"]["cpu_capability"]              # AVX2, AVX512, ...: torch's kernels
     plumbing.provenance.cache_clear()
 
 
@@ -196,6 +206,22 @@ def test_replay_reads_the_numbers_of_a_committed_run(tmp_path, capsys):
     path = run.finish()
     assert plumbing.replay(path) == {"rows": [1, 2]}
     assert "replaying" in capsys.readouterr().out
+
+
+def test_a_replay_s_analysis_is_a_file_of_its_own(tmp_path):
+    """A new analysis of a committed run is written beside it, never over it."""
+    first = plumbing.Run("00_test", config("--full", "--out", str(tmp_path)))
+    first.record({"rows": [1, 2]})
+    committed = first.finish()
+    before = committed.read_bytes()
+    args = config("--full", "--out", str(tmp_path))
+    args.replay = committed
+    again = plumbing.Run("00_test", args)
+    again.record({"sum": sum(plumbing.replay(committed)["rows"])})
+    written = again.finish_analysis()
+    assert written.name == "00_test_analysis_of_00_test_full.json"
+    assert json.loads(written.read_text())["sum"] == 3
+    assert committed.read_bytes() == before
 
 
 def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(monkeypatch):
