@@ -4,7 +4,7 @@
 # Paper B (arXiv 2510.03784) trades heads against head dimension at a fixed budget (§4) and
 # allocates the budget by layer (§6). Its tasks are not in our sources; ours are reconstructions:
 # both sides of a fixed budget (a), then allocations at equal budgets on two tasks (b).
-# `python 06_allocation.py` (2 min 45 s on 2 cores).
+# `python 06_allocation.py` (1 min 36 s on 2 cores).
 
 # %% tags=["apparatus"]
 """06 · Allocating attention heads and head dimensions across layers (paper B, Sections 4, 6)."""

@@ -4,7 +4,8 @@
 # Paper A (arXiv 2510.06662), §6.1, Fig. 1b: below D heads, −log NMSE grows roughly linearly in
 # log(parameters), the power law Theorem 2(2) leads one to expect; at h = D the curve is flat or
 # rises ("mild overfitting"). Does lesson 02's model, its MLP width swept, show both? This study
-# deepens 03's bounds with trained models. `python further/03a_params_vs_error.py` (2 min 13 s
+# deepens 03's bounds with trained models, whose attention logits are lesson 02's (paper A's
+# β = 1, nothing capping them). `python further/03a_params_vs_error.py` (2 min 13 s
 # on 2 cores; `--full`: a wider N sweep, 5 T, 3 seeds, not timed); its notebook replays a
 # committed run of the same sweep (`--replay results/03a_params_vs_error_torch2.14.json`).
 

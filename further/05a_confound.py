@@ -7,8 +7,9 @@
 # natural first target (softmax attention over Gaussian tokens), a gain that shrinks because the
 # query alone explains more and more of $y$: the variance split, the oracle beside the trained
 # heads and a flat-spectrum control show it. `python further/05a_confound.py` (1 min 15 s on 2
-# cores); the notebook replays the committed run `results/05a_confound_cuda.json` (one run on a
-# GPU of lesson 05's part b with this study's parts and 05b's, 4 min 3 s).
+# cores); the notebook replays the committed run `results/05a_confound_cuda.json` (one run of
+# lesson 05's part b with this study's parts and 05b's, with torch's CUDA build 2.14.1+cu130 on
+# the CPU, 4 min 3 s). The heads' logits are lesson 05's: 1/√d, free or capped at B.
 
 # %%
 """05a · The oracle and the confound: a target whose dependence on the query grows with L."""
@@ -62,7 +63,8 @@ VARIANCE_QUERIES = 256      # fixed queries of the variance split
 VARIANCE_CONTEXTS = 32      # fresh contexts drawn for each of them
 VARIANCE_SEED_OFFSET = 1    # the split's sequences: seed --seed + 1
 
-# The notebook draws the committed run (lesson 05's part b with this study's parts, on a GPU).
+# The notebook draws the committed run (lesson 05's part b with this study's parts; torch's CUDA
+# build, on the CPU).
 NOTEBOOK_ARGS = "--replay ../results/05a_confound_cuda.json"
 
 

@@ -5,7 +5,8 @@
 # use more than the last three characters at all? And which layers tolerate a lower-rank score,
 # which paper B (arXiv 2510.03784, §5–6) expects of later layers? Character models on the Python
 # language reference, beside the same model limited to 3 characters; then each head's score cut
-# to rank r. `python further/06a_text_allocation.py` (1 min 45 s on 2 cores; its notebook replays
+# to rank r. The blocks are lesson 06's: logits scaled by 1/√d, nothing capping them.
+# `python further/06a_text_allocation.py` (1 min 45 s on 2 cores; its notebook replays
 # the committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06b's and 06c's models).
 
 # %%

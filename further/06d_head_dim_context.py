@@ -14,6 +14,7 @@
 
 # %%
 """06d · Held-out bits per character against the head dimension at three context lengths."""
+import json
 import math
 import sys
 import time
@@ -38,7 +39,8 @@ saturation = helpers.load_concept("06c_trained_saturation")  # the premise's sta
 #
 # Each row's default, `--quick` (seconds, for the tests) and `--full` values side by side
 # (`...`: as the default); each row is a flag. `replay` draws a committed run again from its
-# JSON instead of training (the notebook draws the committed `--full` run this way).
+# JSON instead of training (the notebook draws the committed `--full` run this way) and writes
+# what it adds as an analysis file of its own.
 
 # %%
 SETTINGS = {
@@ -74,6 +76,8 @@ FREE_LOGITS_RUNS = ("05_saturation.json",            # 05's committed runs: L = 
                     "05_saturation_full.json")       # and L = 16 ... 256 (its --full)
 ATTENTION_RUN = "06a_06b_06c_replayed.json"   # 06c's committed run: the premise
 VALUES_FIXED_RUN = "06d_head_dim_context_head_dims2-16_value_dim16_full.json"  # the control
+FIRST_GUARD = ("last_quarter", "whole")   # the guard of the first committed run (8e404c7), before
+                                          # the same targets were scored; now all three scores
 
 # %% [markdown]
 # ## The claim, and what would count against it
@@ -136,12 +140,16 @@ VALUES_FIXED_RUN = "06d_head_dim_context_head_dims2-16_value_dim16_full.json"  #
 #
 # $$\ell_{ts} = \frac{(W_Q x_t)^\top (W_K x_s)}{\sqrt d} + b_h(t - s), \qquad s \le t.$$
 #
+# The logit scale is $1/\sqrt d$ on $q \cdot k$, with $d$ the queries' and keys' dimension (under
+# `--value-dim` too), the bias added unscaled, and nothing caps either (`helpers.attention_logits`
+# without its `cap`: no $\tanh$ bound, no temperature).
+#
 # Why [our choice; paper B's architecture is not in our sources]: with learned absolute positions
 # a model must learn "the previous character" separately at every position; in trial runs at this
 # budget (not committed, so take it as our reason, not as a result) the models trained at the
 # longest L then predicted worse than the shortest, and the guard above stopped every comparison.
 # The bias gives every head a sense of distance that costs nothing in $d$, the same for every
-# $d$. Nothing caps the logits, but the bias is unbounded too: a head may mute distant keys
+# $d$. The bias is unbounded like the scores: a head may mute distant keys
 # whatever $d$ is, which would keep its attention from flattening by another route. So the
 # premise is measured on these very models (the effective number of keys of each layer's last
 # query), and the answer below holds for this position scheme; another could differ.
@@ -552,11 +560,158 @@ def report_study(result):
 
 
 # %% [markdown]
+# ## A replay's analysis of a committed run
+#
+# A replay recomputes the statistics above from a committed run's per-seed numbers and adds three
+# that the run did not store. `run.finish_analysis()` writes them as a file of their own,
+# `results/06d_head_dim_context_analysis_of_<the replayed file's stem>.json`; the committed file
+# stays as its run wrote it.
+#
+# - `guards`: per pair of lengths, whether it speaks under the guard of the first committed run
+#   (two scores, the last quarter and the whole window: the same targets were not yet scored) and
+#   under the current one (all three scores), beside the differences at $d_\max$ they read and the
+#   interaction of $d_\min \to d_\max$ on each score.
+# - `normalised_entropy`: 06c's measure $\mathcal H / \log L = \log(e^{\mathcal H}) / \log L$ per
+#   d and layer, from the stored effective keys (`effective_keys[L][d]`: one list per seed, one
+#   number per layer); its mean per L, the effective keys' mean beside it, and its paired change
+#   from the shortest L to each longer one (seeds pair by number across L, as in the interaction).
+# - `values_share`, when the control (`--value-dim 16`) lies beside the replayed file with the
+#   same seeds and training: per score and L, the whole head's gain of $d_\min \to d_\max$, the
+#   control's (the queries' and keys' alone), their per-seed difference (the part the values'
+#   width carries; the seeds pair across the two runs, which train on the same windows), and that
+#   part as a fraction of the whole head's mean gain (the interval's ends divided by that mean;
+#   the gain's own spread is not in it).
+
+# %%
+def guard_history(entry):
+    """{"16->64": {"two_scores": {"scores", "speaks"}, "three_scores": {...},
+    "longer_minus_shorter": {score: pair}, "interaction": {score: pair}}}: each pair of lengths
+    under the first guard (FIRST_GUARD) and the current one (SCORES), the differences at d_max
+    they read, and the interaction of d_min -> d_max on every score."""
+    bpc, lengths, dims = entry["bpc"], entry["lengths"], entry["head_dims"]
+    guards = {"two_scores": FIRST_GUARD, "three_scores": SCORES}
+    use = {name: context_use({score: bpc[score] for score in scores}, lengths, dims[-1])
+           for name, scores in guards.items()}
+    history = {}
+    for short, long in length_pairs(lengths):
+        pair = f"{short}->{long}"
+        history[pair] = {
+            **{name: {"scores": list(scores), "speaks": use[name][pair]["used"]}
+               for name, scores in guards.items()},
+            "longer_minus_shorter": {score: use["three_scores"][pair][score] for score in SCORES},
+            "interaction": {score: interaction(bpc[score], short, long, dims[0], dims[-1])
+                            for score in SCORES}}
+    return history
+
+
+def normalised_entropy(entry):
+    """{d: {layer: {"by_L", "keys_by_L", "change": {"16->64": pair, ...}}}}: 06c's H / log L of
+    the last query, log(effective keys) / log L per seed (the keys are e^H of the mean entropy
+    over heads and windows), its mean per L, the keys' mean, and its paired change from the
+    shortest L (seeds paired by number). Layers count from 1."""
+    keys, lengths = entry["effective_keys"], entry["lengths"]
+    result = {}
+    for d in entry["head_dims"]:
+        per_L = {L: [[math.log(k) / math.log(L) for k in layers] for layers in keys[str(L)][str(d)]]
+                 for L in lengths}                                          # [seed][layer]
+        result[str(d)] = {str(layer + 1): {
+            "by_L": {str(L): sum(seed[layer] for seed in per_L[L]) / len(per_L[L])
+                     for L in lengths},
+            "keys_by_L": {str(L): mean_keys(keys[str(L)][str(d)])[layer] for L in lengths},
+            "change": {f"{lengths[0]}->{L}": helpers.paired_difference(
+                [b[layer] - a[layer] for a, b in zip(per_L[lengths[0]], per_L[L])],
+                **saturation.ENTROPY_CHANGE) for L in lengths[1:]}}
+            for layer in range(len(per_L[lengths[0]][0]))}
+    return result
+
+
+TRAINING = ("seed", "seeds", "steps", "tokens", "text", "text_chars", "width", "layers", "heads",
+            "lengths")   # the config a control must share with the run it is set beside
+
+
+def matching_control(replayed, control):
+    """The control's head_dim_context when the file `control` exists, fixes the values at the
+    replayed run's d_max, holds its d_min and d_max and shares its training (TRAINING), for a
+    replayed run whose values follow d; else None, with one line saying why."""
+    if not Path(control).is_file():
+        print(f"values' share: no control beside the replayed file ({Path(control).name})")
+        return None
+    run_file, control_file = (json.loads(Path(path).read_text()) for path in (replayed, control))
+    entry, fixed = run_file["head_dim_context"], control_file["head_dim_context"]
+    differs = [key for key in TRAINING if run_file["config"][key] != control_file["config"][key]]
+    if entry["value_dim"] is not None or fixed["value_dim"] != entry["head_dims"][-1] or not {
+            entry["head_dims"][0], entry["head_dims"][-1]} <= set(fixed["head_dims"]) or differs:
+        print(f"values' share: {Path(control).name} is not this run's control "
+              f"({', '.join(differs) or 'its head dimensions'})")
+        return None
+    return fixed
+
+
+def values_share(entry, control):
+    """{"control", "d", score: {L: {"whole_head_gain", "query_key_gain", "values_part",
+    "values_fraction"}}}: per seed, the whole head's gain of d_min -> d_max minus the control's
+    (values fixed at d_max), and that part over the whole head's mean gain."""
+    small, large = entry["head_dims"][0], entry["head_dims"][-1]
+    share = {"control": VALUES_FIXED_RUN, "d": f"{small}->{large}"}
+    for score in SCORES:
+        share[score] = {}
+        for L in entry["lengths"]:
+            whole = gain(entry["bpc"][score], L, small, large)
+            query_key = gain(control["bpc"][score], L, small, large)
+            part = helpers.paired_difference([a - b for a, b in zip(whole, query_key)],
+                                             below="the values' width takes away",
+                                             above="the values' width adds")
+            mean = sum(whole) / len(whole)
+            share[score][str(L)] = {
+                "whole_head_gain": helpers.paired_difference(
+                    whole, below="the larger d worse", above="the larger d better"),
+                "query_key_gain": helpers.paired_difference(
+                    query_key, below="the larger d worse", above="the larger d better"),
+                "values_part": part,
+                "values_fraction": {"mean": part["mean"] / mean,
+                                    "ci95": [end / mean for end in part["ci95"]]}}
+    return share
+
+
+def report_analysis(analysis):
+    """The guards, the normalised entropy and the values' share, as far as recorded."""
+    for pair, entry in analysis.get("guards", {}).items():
+        said = "; ".join(f"{' + '.join(score.replace('_', ' ') for score in entry[name]['scores'])}"
+                         f": {'speaks' if entry[name]['speaks'] else 'silent'}"
+                         for name in ("two_scores", "three_scores"))
+        print(f"the guard, L {pair}: {said}")
+        for score, change in entry["interaction"].items():
+            print("   " + helpers.describe_difference(
+                f"interaction, {score.replace('_', ' ')}", change))
+    if "normalised_entropy" in analysis:
+        print("H / log L of the last query (06c's measure), mean over seeds; its paired change")
+        for d, layers in analysis["normalised_entropy"].items():
+            for layer, entry in layers.items():
+                means = ", ".join(f"{value:.3f}" for value in entry["by_L"].values())
+                print(f"   d = {d}, layer {layer}: {means} (L = {', '.join(entry['by_L'])})")
+                for pair, change in entry["change"].items():
+                    print("      " + helpers.describe_difference(f"L {pair}", change))
+    if "values_share" in analysis:
+        share = analysis["values_share"]
+        print(f"the values' share of the gain of d {share['d']}: whole head minus the control's "
+              f"queries and keys ({share['control']})")
+        for score in SCORES:
+            for L, entry in share[score].items():
+                fraction = entry["values_fraction"]
+                print(f"   {score.replace('_', ' ')}, L = {L}: " + helpers.describe_difference(
+                    "query-key gain", entry["query_key_gain"]) + "; " +
+                    helpers.describe_difference("values' part", entry["values_part"]) +
+                    f", {fraction['mean']:.0%} of the gain [{fraction['ci95'][0]:.0%}, "
+                    f"{fraction['ci95'][1]:.0%}]")
+
+
+# %% [markdown]
 # ## Running it
 #
 # The script (or the notebook) starts its run here: it parses the flags, refuses a run that
 # cannot finish in one line naming the flag, and starts the clock; with `--replay FILE` it reads
-# a committed run's numbers instead of training (the notebook's way), and writes no JSON.
+# a committed run's numbers instead of training (the notebook's way), and writes only its
+# analysis of them, a file of its own (the committed file is not rewritten).
 # Imported, it runs nothing.
 
 # %%
@@ -591,10 +746,14 @@ if __name__ == "__main__":
         committed = plumbing.replay(args.replay)["head_dim_context"]
         study = {"head_dim_context": {**committed, **head_dim_statistics(   # statistics added
             committed["bpc"], committed["lengths"], committed["head_dims"])}}  # after a run too
+        analysis = run.record({"guards": guard_history(study["head_dim_context"]),  # its own file
+                               "normalised_entropy": normalised_entropy(study["head_dim_context"])})
     else:
         study = run.record(run_study(args))
     run.figure(plot_study(study), "06d_head_dim_context")
     report_study(study)
+    if args.replay:
+        report_analysis(analysis)
 
 # %% [markdown]
 # **What we saw** (the committed `--full` run, drawn by the cell above: 5 paired seeds, 1,500
@@ -620,18 +779,36 @@ if __name__ == "__main__":
 #   256 −0.043 [−0.099, +0.013], not separated). Each doubling still helps at L = 16 and 64 (8 →
 #   16: +0.018 [+0.001, +0.034], +0.020 [+0.002, +0.037]). Nothing here ties this to the softmax:
 #   most capacity knobs buy less as the bpc nears what the data allows, and the control below puts
-#   the gain in the values' width, not in the score.
+#   most of the gain in the values' width, not in the score.
 # - **Especially for long sequences: not seen from L = 16 to 64.** The gain of d 2 → 16 changes by
 #   +0.010 [−0.016, +0.037] (last quarter), +0.014 [−0.008, +0.036] (whole window) and −0.014
 #   [−0.045, +0.017] (same targets): no score separates it from 0. At 95 % this excludes a shrink
 #   of more than 0.016 bits on the primary score (12 % of the 0.129-bit gain at L = 16), and of
-#   more than 0.045 bits (a third of the 0.131-bit gain) on the same targets. Without a
-#   conclusion, for the record: from 16 to 256 +0.022 [−0.002, +0.045] (last quarter), +0.041
-#   [+0.011, +0.070] (whole window), +0.010 [−0.035, +0.054] (same targets).
-# - **The premise, in these models.** The last query's attention keeps a few keys: e^𝓗 is 3.4
-#   and 2.8 keys (layers 1, 2) at L = 16, 5.6 and 5.4 at 64, 9.0 and 12.2 at 256 for d = 16 (3.1,
-#   3.0; 4.5, 5.3; 7.5, 11.7 for d = 2), where uniform attention would spread over 16, 64 and 256:
-#   it does not turn near-uniform as L grows, with the learned bias free to help it stay sharp.
+#   more than 0.045 bits (a third of the 0.131-bit gain) on the same targets.
+# - **The premise, in these models: layer 2's attention spreads a little as L grows, layer 1's
+#   does not, and neither comes near uniform.** The last query's attention keeps a few keys: e^𝓗
+#   is 3.4 and 2.8 keys (layers 1, 2) at L = 16, 5.6 and 5.4 at 64, 9.0 and 12.2 at 256 for d =
+#   16 (3.1, 3.0; 4.5, 5.3; 7.5, 11.7 for d = 2), where uniform attention would spread over 16, 64
+#   and 256. On 06c's measure $\mathcal H/\log L$ (uniform: 1), layer 2 at d = 16 rises from 0.377
+#   at L = 16 by +0.030 [+0.018, +0.042] to 64 and by +0.074 [+0.051, +0.097] to 256 (0.450), and
+#   layer 1 falls, −0.029 [−0.044, −0.015] and −0.045 [−0.065, −0.026]. Layer 1 falls at every d;
+#   layer 2 rises to L = 256 at every d but 4 (d = 2: +0.042 [+0.002, +0.082]; d = 4: +0.048
+#   [−0.003, +0.099]), and to 64 only at d = 8 and 16 (the analysis file,
+#   `results/06d_head_dim_context_analysis_of_06d_head_dim_context_full.json`:
+#   `normalised_entropy` → d → layer → `by_L`, `keys_by_L`, `change`). So by this measure layer
+#   2 moves toward uniform attention, to under half of it at L = 256, with the learned bias free
+#   to keep it sharp.
+#
+# **The guard, then and now.** The first committed run (commit 8e404c7) scored only the last
+# quarter and the whole window, and its guard read those two; under it 16 → 256 spoke too (L = 256
+# better than 16 by −0.052 [−0.063, −0.042] and −0.189 [−0.205, −0.173]), with an interaction of
+# +0.022 [−0.002, +0.045] on the last quarter, not separated, and +0.041 [+0.011, +0.070] on the
+# whole window, grows (that run reported only the first). The guard has read the same targets too
+# since they were scored (982edc8), and there L = 256 is not separated from 16 (−0.018 [−0.041,
+# +0.005]), so 16 → 256 no longer speaks; commit 69eea81 set the committed file's `used` and
+# `speaks` for 16 → 256 from true to false. 16 → 64 speaks under both guards, 64 → 256 under
+# neither (the analysis file: `guards` → pair → `two_scores`, `three_scores`,
+# `longer_minus_shorter`, `interaction`).
 #
 # A floor (a least achievable bpc) could only fake a shrink, at the longer context where the bpc
 # is lower; no shrink was seen, so the result is not a floor's doing. The gains hardly depend on
@@ -642,11 +819,13 @@ if __name__ == "__main__":
 # beyond 64 in use.
 #
 # The default run (`results/06d_head_dim_context.json`: d = 2 and 16 at L = 16 and 64, 3 seeds,
-# 1,500 steps of 1,024 characters, 2 min 12 s) tells the same at its scale: L = 64 used by all
-# three scores (same targets −0.050 [−0.084, −0.017]); the gain of d 2 → 16 +0.129 [+0.075,
-# +0.183] at L = 16 and +0.143 [+0.127, +0.159] at 64, its change +0.014 [−0.034, +0.063] on the
-# last quarter and +0.021 [−0.062, +0.104] on the same targets, not separated (on the whole
-# window +0.022 [+0.016, +0.027], grows, over 3 seeds).
+# 1,500 steps of 1,024 characters, 2 min 12 s) agrees with the full one on the guard (L = 64
+# used by all three scores; same targets −0.050 [−0.084, −0.017]), on the gain of d 2 → 16
+# (+0.129 [+0.075, +0.183] at L = 16, +0.143 [+0.127, +0.159] at 64) and on its change on the last
+# quarter and the same targets, not separated (+0.014 [−0.034, +0.063], +0.021 [−0.062, +0.104]).
+# On the whole window it does not: its interaction grows, +0.022 [+0.016, +0.027] over 3 seeds,
+# where the full run's over 5 seeds is not separated from 0 (+0.014 [−0.008, +0.036]; the two
+# intervals overlap).
 
 # %% [markdown]
 # ## The control: the values fixed, the queries and keys alone
@@ -660,21 +839,31 @@ if __name__ == "__main__":
 if __name__ == "__main__" and args.value_dim is None:     # (the control's own run skips it)
     control = plumbing.replay(helpers.ROOT / "results" / VALUES_FIXED_RUN)["head_dim_context"]
     report_study({"head_dim_context": control})
+    if args.replay:        # the values' share, from the control beside the replayed file
+        beside = matching_control(args.replay, Path(args.replay).parent / VALUES_FIXED_RUN)
+        if beside is not None:
+            report_analysis(run.record({"values_share": values_share(
+                study["head_dim_context"], beside)}))
 
 # %% [markdown]
 # **What we saw** (`results/06d_head_dim_context_head_dims2-16_value_dim16_full.json`: d = 2 and
 # 16 at L = 16, 64, 256, values of dimension 16, 5 seeds, 1,500 steps; 30 models, 11 min 21 s).
-# **Nearly all of the gain of head dimension above is the values' width.** With the values fixed
-# at 16, the queries' and keys' dimension 2 → 16 buys +0.012 [−0.003, +0.028] bits at L = 16,
-# +0.015 [−0.000, +0.031] at 64 and +0.014 [−0.001, +0.028] at 256 (last quarter), none separated
-# from 0, against +0.129, +0.140 and +0.151 when the values grow with d; a d = 2 head with
+# **Most of the gain of head dimension above is the values' width.** With the values fixed at
+# 16, the queries' and keys' dimension 2 → 16 buys +0.012 [−0.003, +0.028] bits at L = 16, +0.015
+# [−0.000, +0.031] at 64 and +0.014 [−0.001, +0.028] at 256 (last quarter), none separated from 0,
+# against +0.129, +0.140 and +0.151 when the values grow with d. Seed by seed (the two runs share
+# their seeds and training windows), the whole head's gain minus the control's, the part the
+# values' width carries, is +0.117 [+0.092, +0.142] bits at L = 16, +0.124 [+0.092, +0.157] at 64
+# and +0.137 [+0.102, +0.173] at 256: 89–91 % of the whole head's mean gain, the intervals' ends
+# 66–114 % of it (`results/06d_head_dim_context_analysis_of_06d_head_dim_context_full.json`:
+# `values_share` → `last_quarter` → L → `values_part`, `values_fraction`). A d = 2 head with
 # 16-dimensional values (1.867 bits at L = 16) is nearly as good as a d = 16 head (1.854; the
 # control's d = 16 model has the main sweep's shape but its own initial weights, as its values are
-# drawn separately). So in these models the score's rank beyond 2 buys at most about 0.03 bits at
-# any of these lengths (the 95 % upper bounds; on the whole window at L = 64 a separated +0.011
-# [+0.001, +0.021]): the returns of the score's rank, which saturation is about, are nearly used
-# up by d = 2 everywhere. Its interaction from
-# L = 16 to 64 (the guard passes: same targets −0.047 [−0.078, −0.015]) is +0.003 [−0.017,
+# drawn separately). So in these models cutting the score's rank from 16 to 2 costs at most about
+# 0.03 bits at any of these lengths, on every score (the largest 95 % upper bound is +0.034, on
+# the same targets at L = 64: `values_share` → score → L → `query_key_gain`), and the cost is
+# separated from 0 only on the whole window at L = 64 (+0.011 [+0.001, +0.021]). Its interaction
+# from L = 16 to 64 (the guard passes: same targets −0.047 [−0.078, −0.015]) is +0.003 [−0.017,
 # +0.023]: a gain this small could hardly shrink, so this control cannot show the long-sequence
 # effect either way; what it shows is that the main sweep's gains, and their failure to shrink,
 # are mostly about how much each head carries back, not about how finely it scores.
@@ -724,8 +913,10 @@ if __name__ == "__main__":
 # H/\log L$ falls with L while the effective number of keys stays flat or rises (2 layers: 3.9
 # → 3.9 and 5.7 → 7.7 keys in layers 1 and 2, L = 16 → 64; 4 layers: 8.7 → 14.4, 5.3 → 5.4, 5.5
 # → 7.2, 5.2 → 7.2, L = 16 → 128), far below L. The study above is consistent with both: with
-# nothing capping the logits, the premise (near-uniform attention) does not show, in 06c's models
-# or in these, and neither does the long-sequence part of the claim from L = 16 to 64.
+# nothing capping the logits, attention stays far from uniform in 06c's models and in these (at
+# most about 12 keys of 256 here), though here layer 2's $\mathcal H/\log L$ rises with L (d = 16:
+# +0.074 [+0.051, +0.097] from L = 16 to 256) where 06c's falls; and the long-sequence part of the
+# claim does not show from L = 16 to 64.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -734,17 +925,18 @@ if __name__ == "__main__":
 # |---|---|---|---|
 # | more head dimension buys less (abstract, §5) | stated; its figures and numbers are not in our sources | the mean gain falls at every doubling of d; the last buys less than the first: −0.051 [−0.083, −0.020] (L = 16), −0.051 [−0.090, −0.011] (L = 64), −0.043 [−0.099, +0.013] (L = 256) | seen, but not tied to saturation: the gain is mostly the values' width |
 # | ... especially for long sequences (abstract; Thm 5.1 assumes bounded logits) | stated | L = 16 → 64, the gain of d 2 → 16 changes +0.010 [−0.016, +0.037] (same targets −0.014 [−0.045, +0.017]); a shrink beyond 0.016 bits excluded; longer contexts not shown in use | not seen with free logits, at the one pair of lengths our guard lets speak |
-# | (our control) which part of d buys the gain | — | values fixed at 16: the queries' and keys' d 2 → 16 buys +0.012 [−0.003, +0.028] (L = 16) against +0.129 for a whole head | beyond rank 2 the score buys at most about 0.03 bits here, at every L |
-# | the premise: attention turns near-uniform as L grows | assumed under bounded logits | the last query keeps 3–12 keys where uniform would be 16–256 | not seen |
+# | (our control) which part of d buys the gain | — | values fixed at 16: the queries' and keys' d 2 → 16 buys +0.012 [−0.003, +0.028] (L = 16) against +0.129 for a whole head; the values' part +0.117 [+0.092, +0.142], 90 % of it | beyond rank 2 the score buys at most about 0.03 bits here, at every L (separated only on the whole window at L = 64) |
+# | the premise: attention turns near-uniform as L grows | assumed under bounded logits | the last query keeps 3–12 keys where uniform would be 16–256; $\mathcal H/\log L$ rises in layer 2 (d = 16, L = 16 → 256: +0.074 [+0.051, +0.097], to 0.450) and falls in layer 1 | near-uniform not seen; layer 2 spreads a little |
 # | so later layers can have smaller heads (the rule) | stated | not tested here (every layer has the same d); 06's part b thinning test: no clear difference | — |
 #
-# Plain diminishing returns in d show in these character models, and the gain of d is almost all
-# the values' width (the score's rank is nearly used up by d = 2 at every length); the long-sequence
-# emphasis, the part of the claim that would single out long contexts, does not show from L = 16
-# to 64, and nothing here tests layers: the run gives no reason from context length for
-# smaller heads in later layers. Because the score's rank is hardly what limits these models, the
-# run cannot test saturation's own mechanism at long contexts; that needs a task or a scale where
-# a rank-2 score is not enough.
+# Plain diminishing returns in d show in these character models, and most of the gain of d is
+# the values' width (89–91 %; cutting the score's rank to 2 costs at most about 0.03 bits at every
+# length); the long-sequence emphasis, the part of the claim that would single out long contexts,
+# does not show from L = 16 to 64, and nothing here tests layers: the run gives no reason from
+# context length for smaller heads in later layers. Because cutting the score's rank to 2 costs
+# these models at most about 0.03 bits (a cost separated from 0 only on the whole window at L =
+# 64), the run cannot test saturation's own mechanism at long contexts; that needs a task or a
+# scale where a rank-2 score is not enough.
 
 # %% [markdown]
 # ## Commands and files
@@ -753,7 +945,7 @@ if __name__ == "__main__":
 #     python further/06d_head_dim_context.py --full   # d = 2 ... 16 at L = 16, 64, 256, 5 seeds: 27 min 34 s
 #     python further/06d_head_dim_context.py --full --value-dim 16 --head-dims 2,16   # the control: 11 min 21 s
 #     python further/06d_head_dim_context.py --quick  # seconds; what the tests use
-#     python further/06d_head_dim_context.py --replay results/06d_head_dim_context_full.json
+#     python further/06d_head_dim_context.py --replay results/06d_head_dim_context_full.json --out .   # its analysis: seconds
 #
 # Output (under runs/, which git ignores; `--out .` refreshes the committed files):
 # `results/06d_head_dim_context.json` (`_full` for `--full`, `_head_dims2-16_value_dim16_full`
@@ -761,14 +953,24 @@ if __name__ == "__main__":
 # L and d every seed's bpc; `effective_keys` per L, d, seed and layer; `context_use` (the guard),
 # `gain`, `diminishing`, `interaction` and `interaction_by_score` (paired differences with their
 # intervals and verdicts); each model's seconds. `figures/06d_head_dim_context.png` (with the
-# same suffixes).
+# same suffixes). A replay writes `results/06d_head_dim_context_analysis_of_<the replayed file's
+# stem>.json` (the committed one: `..._analysis_of_06d_head_dim_context_full.json`) with `guards`
+# (per pair of lengths: `two_scores` and `three_scores`, each its `scores` and whether it
+# `speaks`; `longer_minus_shorter` and `interaction` per score), `normalised_entropy` (per d and
+# layer: `by_L`, `keys_by_L`, `change` from the shortest L) and, with the control beside the
+# replayed file, `values_share` (`control`, `d`, then per score and L: `whole_head_gain`,
+# `query_key_gain`, `values_part`, `values_fraction`); the replayed file is left as it is.
 
 # %% [markdown]
 # ## The run's file
 #
-# Every number above, with the flags that produced them and the run's wall time (a replay
-# writes nothing: its numbers are the committed file's).
+# Every number above, with the flags that produced them and the run's wall time. A replay writes
+# only what it added (the analysis above) as a file of its own, and leaves the replayed file as its
+# run wrote it.
 
 # %%
-if __name__ == "__main__" and not args.replay:
-    run.finish()
+if __name__ == "__main__":
+    if args.replay:
+        run.finish_analysis()
+    else:
+        run.finish()

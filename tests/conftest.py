@@ -26,7 +26,8 @@ def notebook_run(tmp_path_factory, request):
     QUICK=1 (the file's --quick run, as a reader's notebook runs it); its cells' outputs are in
     notebook_run.outputs[stem]. tests/test_notebooks.py checks that it runs; each file's
     test_main_quick checks its numbers, so the quick run is not trained twice. A study whose
-    notebook replays its committed run (NOTEBOOK_ARGS) writes nothing: {}.
+    notebook replays its committed run (NOTEBOOK_ARGS) writes no quick run (at most its analysis
+    of the replayed file): {}.
 
     The first call executes, two at a time, the notebook of every file this session's tests
     name (most of a kernel's time is its start and imports, which do not share a core)."""
@@ -59,7 +60,7 @@ def notebook_run(tmp_path_factory, request):
                 for key, value in saved.items():
                     os.environ.pop(key, None) if value is None else os.environ.update({key: value})
             for name, notebook in notebooks.items():
-                written = out / "results" / f"{name}_quick.json"      # a replay writes nothing
+                written = out / "results" / f"{name}_quick.json"   # a replay: its analysis only
                 done[name] = json.loads(written.read_text()) if written.exists() else {}
                 run.outputs[name] = [output for cell in notebook.cells
                                      for output in cell.get("outputs", [])]

@@ -151,6 +151,23 @@ def test_reversal_scores_from_min_and_mean_of_a_table():
     assert scores == {"from_min": {"1": 0.0}, "from_mean": {"1": 1.0}}
 
 
+def test_the_largest_drop_is_located_not_assumed(monkeypatch):
+    """The largest fall between adjacent h, found per T and statistic, even away from h = D,
+    and across a gap in the heads trained (1, 2, 4)."""
+    table = {"8": {"1": {"min": 8.0, "mean": 8.0}, "2": {"min": 4.0, "mean": 1.0},
+                   "4": {"min": 0.1, "mean": 0.5}}}
+    monkeypatch.setattr(study, "read_run", lambda stem: ({"nmse": table}, None))
+    assert study.largest_drops(["x"]) == {"x": {"8": {"min": 4, "mean": 2}}}
+
+
+def test_the_texts_claim_the_largest_drop_of_the_minimum_is_at_the_knee_of_every_run():
+    import math
+    for stem, by_T in study.largest_drops(study.COMMITTED).items():
+        _, flags = study.read_run(stem)
+        knee = math.ceil(flags.D / getattr(flags, "layers", 1))
+        assert all(at["min"] == knee for at in by_T.values()), stem
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """One --quick run of the study (it reads the committed runs): (its folder, its JSON)."""

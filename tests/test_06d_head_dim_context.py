@@ -227,3 +227,63 @@ def test_the_committed_statistics_follow_from_their_bpc(name):
     fresh = study.head_dim_statistics(entry["bpc"], entry["lengths"], entry["head_dims"])
     for key, value in fresh.items():
         assert json.loads(json.dumps(value)) == entry[key], key
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory):
+    """The committed --full run and its control copied to a folder of their own, the run replayed
+    from there with --out elsewhere: (the copy, its bytes before, the out folder)."""
+    import shutil
+    from conftest import run_in_process
+    folder = tmp_path_factory.mktemp("committed")
+    for name in ("06d_head_dim_context_full.json", study.VALUES_FIXED_RUN):
+        shutil.copy(helpers.ROOT / "results" / name, folder / name)
+    copy, out = folder / "06d_head_dim_context_full.json", tmp_path_factory.mktemp("out")
+    before = copy.read_bytes()
+    run_in_process("06d_head_dim_context", "--replay", str(copy), "--out", str(out),
+                   "--device", "cpu")
+    return copy, before, out
+
+
+def test_a_replay_writes_its_analysis_and_leaves_the_replayed_file_unchanged(replayed):
+    """results/06d_head_dim_context_analysis_of_06d_head_dim_context_full.json, and no other
+    JSON; the replayed file byte for byte as before; its normalised entropy and values' share
+    against the stored per-seed numbers."""
+    import json
+    copy, before, out = replayed
+    assert copy.read_bytes() == before
+    assert before == (helpers.ROOT / "results" / copy.name).read_bytes()
+    written = sorted(path.name for path in (out / "results").iterdir())
+    assert written == ["06d_head_dim_context_analysis_of_06d_head_dim_context_full.json"]
+    analysis = json.loads((out / "results" / written[0]).read_text())
+    assert set(analysis) - RUN_KEYS == {"guards", "normalised_entropy", "values_share"}
+    entry = json.loads(before)["head_dim_context"]
+    keys = entry["effective_keys"]
+    per_seed = [math.log(long[1]) / math.log(256) - math.log(short[1]) / math.log(16)
+                for short, long in zip(keys["16"]["16"], keys["256"]["16"])]
+    change = analysis["normalised_entropy"]["16"]["2"]["change"]["16->256"]
+    assert change["per_seed"] == pytest.approx(per_seed)
+    assert change["ci95"] == pytest.approx(list(slow_interval(per_seed)[1:]))
+    control = json.loads((copy.parent / study.VALUES_FIXED_RUN).read_text())["head_dim_context"]
+    last, fixed = entry["bpc"]["last_quarter"]["64"], control["bpc"]["last_quarter"]["64"]
+    part = [(a - b) - (c - e) for a, b, c, e in zip(last["2"], last["16"], fixed["2"], fixed["16"])]
+    share = analysis["values_share"]["last_quarter"]["64"]
+    assert share["values_part"]["ci95"] == pytest.approx(list(slow_interval(part)[1:]))
+    gain = sum(a - b for a, b in zip(last["2"], last["16"])) / len(part)
+    assert share["values_fraction"]["mean"] == pytest.approx(sum(part) / len(part) / gain)
+
+
+def test_the_guards_of_the_committed_run_16_to_256_spoke_under_two_scores_only(replayed):
+    """Under the first guard (last quarter and whole window) 16 -> 256 spoke, with its whole-window
+    interaction separated; under the current one (the same targets too) it does not; 16 -> 64
+    speaks under both, 64 -> 256 under neither."""
+    import json
+    _, _, out = replayed
+    guards = json.loads((out / "results" / "06d_head_dim_context_analysis_of_06d_head_dim_context"
+                                           "_full.json").read_text())["guards"]
+    assert guards["16->256"]["two_scores"] == {"scores": ["last_quarter", "whole"], "speaks": True}
+    assert guards["16->256"]["three_scores"]["speaks"] is False
+    assert guards["16->256"]["interaction"]["whole"]["verdict"] == "grows"
+    assert guards["16->256"]["interaction"]["last_quarter"]["verdict"] == "no clear difference"
+    assert [guards[pair][name]["speaks"] for pair in ("16->64", "64->256")
+            for name in ("two_scores", "three_scores")] == [True, True, False, False]

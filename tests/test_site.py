@@ -42,6 +42,22 @@ def test_every_link_and_image_resolves(site):
                 assert (page.parent / link).exists(), (page.relative_to(site), link)
 
 
+def test_every_link_to_a_section_finds_it(site):
+    """A link "PAGE.html#x" or "#x" lands on an element with id="x" (headings carry GitHub's
+    ids, so the same links work in the markdown on GitHub)."""
+    for page in site.rglob("*.html"):
+        for link, anchor in re.findall(r'href="([^"#]*)#([^"]+)"', page.read_text()):
+            if re.match(r"[a-z]+:", link):
+                continue
+            target = page.parent / link if link else page
+            assert f'id="{anchor}"' in target.read_text(), (page.relative_to(site), link, anchor)
+
+
+def test_headings_get_github_s_ids():
+    assert build.heading_id("02 · One layer, h heads, and h = D") == "02--one-layer-h-heads-and-h--d"
+    assert build.heading_id("<code>06d</code> · Does d buy less?") == "06d--does-d-buy-less"
+
+
 @pytest.mark.parametrize("stem", NOTEBOOKS)
 def test_a_page_holds_its_notebook_s_figures_and_math(site, stem):
     notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)

@@ -110,7 +110,21 @@ def convert_math(text, where):
                            else mathml(m.group(1), False, where), text)
 
 
-MARKDOWN = mistune.create_markdown(escape=False, plugins=["table", "strikethrough"])
+def heading_id(text):
+    """The id GitHub gives a markdown heading, so that a page's "#..." links work on the site
+    as on GitHub: the text without tags, lower case, only letters, digits, "-", "_" and spaces,
+    each space a hyphen ("## 02 · One layer" -> "02--one-layer")."""
+    words = html.unescape(re.sub(r"<[^>]+>", "", text)).strip().lower()
+    return re.sub(r"[^\w\- ]", "", words).replace(" ", "-")
+
+
+class Renderer(mistune.HTMLRenderer):
+    def heading(self, text, level, **attrs):
+        return f'<h{level} id="{heading_id(text)}">{text}</h{level}>\n'
+
+
+MARKDOWN = mistune.create_markdown(renderer=Renderer(escape=False),
+                                   plugins=["table", "strikethrough"])
 
 
 def markdown_html(text, where):
