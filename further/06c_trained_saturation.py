@@ -252,6 +252,21 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
     return {"saturation": result}
 
 
+def recomputed(saturation):
+    """What a replay adds to a committed run that lacks it (older files keep only the entropy
+    and the Spearman correlation): per model kind and layer the effective number of keys from
+    the mean entropy, trained and untrained, and the Spearman interval."""
+    tie = saturation["tie_to_rank"]
+    kinds = {name: entry for name, entry in saturation.items() if name != "tie_to_rank"}
+    return {"effective_keys": {name: {layer: {kind: effective_keys(entry["L"],
+                                                                    entry[kind][layer]["entropy"])
+                                              for kind in ("trained", "untrained")}
+                                      for layer in entry["trained"]}
+                               for name, entry in kinds.items()},
+            "spearman_ci95": None if tie["spearman"] is None else
+            fisher_interval(tie["spearman"], len(tie["entropy_per_head"]))}
+
+
 def plot_saturation(result, args):
     """Part a: normalised entropy (top), the effective number of keys exp H (middle, log axes)
     and the top margin (bottom) against L, one column per model kind, one colour per layer;
@@ -343,8 +358,9 @@ def report_saturation(result, args):
 #
 # The script (or the notebook) starts its run here: it parses the flags, refuses a run that
 # cannot finish in one line naming the flag, and starts the clock; with `--replay FILE` it reads
-# a committed run's numbers instead of training (the notebook's way), and writes no JSON. A run
-# that trains first trains 06a's models and cuts their heads (its parts a and b). Imported, it
+# a committed run's numbers instead of training (the notebook's way), and writes only what it
+# recomputes from them, as a file of its own (`results/06c_trained_saturation_analysis_of_<file>.json`).
+# A run that trains first trains 06a's models and cuts their heads (its parts a and b). Imported, it
 # runs nothing.
 
 # %%
@@ -371,6 +387,7 @@ if __name__ == "__main__":
 if __name__ == "__main__" and "a" in args.parts:
     if args.replay:
         saturation = {"saturation": plumbing.replay(args.replay)["saturation"]}
+        run.record(recomputed(saturation["saturation"]))   # the replay's analysis: its own file
     else:
         text, text_models, text_valid = text_study.run_text(args)     # 06a's part a
         rank_by_layer = text_study.run_rank_by_layer(args, text_models, text_valid)  # its d
@@ -393,13 +410,14 @@ if __name__ == "__main__" and "a" in args.parts:
 # | 4 layers, 3 | 0.61 → 0.41 | 5.5 → 7.2 | 0.88 → 0.92, 11 → 87 | 3.8 → 17.1 | 1.5 → 2.0 | **−0.207 [−0.393, −0.022]** |
 # | 4 layers, 4 | 0.60 → 0.41 | 5.2 → 7.2 | 0.90 → 0.94, 12 → 96 | 3.7 → 13.7 | 1.3 → 1.7 | −0.190 [−0.598, +0.218] |
 #
-# - **g**: **near-uniform attention, the premise of saturation, does not show in these models
+# - **g**: **near-uniform attention, the premise of saturation, is not seen in these models
 #   at L = 16 … 128.** $H(p)/\log L$ falls as $L$ grows in every layer of both models, clearly
-#   (by a paired interval) in 3 of the 6 layers and in none the other way; but the effective
-#   number of keys $e^{H}$ stays flat or rises (means over seeds and heads: 3.9 → 3.9 and 5.7 →
+#   (by a paired interval) in 3 of the 6 layers and in none the other way; the effective number
+#   of keys $e^{H}$, from the mean entropies, does not fall in any layer (3.9 → 3.9 and 5.7 →
 #   7.7 keys while $L$ grows 4×, 8.7 → 14.4, 5.3 → 5.4, 5.5 → 7.2 and 5.2 → 7.2 while it grows
-#   8×; no interval, as the run kept per-seed values of $H(p)/\log L$'s change only). So the
-#   fall of $H(p)/\log L$ is mostly its denominator: the trained heads keep 4–14 keys in view at
+#   8×; the analysis file's `effective_keys`). These are means with no interval (the run kept
+#   per-seed values of $H(p)/\log L$'s change only, 3 and 2 seeds), so whether the keys rise is
+#   not tested. The fall of $H(p)/\log L$ is then mostly its denominator: the trained heads keep 4–14 keys in view at
 #   the longest $L$, where their untrained twins spread over 43–96. Paper B's claim itself, that
 #   head dimension buys less at long $L$, is not tested here: each model has one head dimension,
 #   and $L$ is the query's position inside a model trained at one $T$. Study
@@ -414,11 +432,11 @@ if __name__ == "__main__" and "a" in args.parts:
 #   hold 0.
 # - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part b
 #   rank-1 cost is detected: Spearman +0.16 (p = 0.62), approximate 95 % interval by Fisher's z
-#   [−0.47, +0.68], which also holds a moderate association of either sign; the 12 heads come
+#   [−0.47, +0.68] (the analysis file's `spearman_ci95`), which also holds a moderate association of either sign; the 12 heads come
 #   from 3 models and are not independent, so the true interval is at least this wide.
 #
 # So the premise of paper B's reason for thinner later layers, a softmax turned near-uniform,
-# does not show in these models, early or late, at these contexts. Whether later layers can be
+# is not seen in these models, early or late, at these contexts. Whether later layers can be
 # thinner for another reason is 06's part b thinning test (no clear difference).
 
 # %% [markdown]
@@ -426,12 +444,12 @@ if __name__ == "__main__" and "a" in args.parts:
 #
 # | claim | paper B | ours (the committed default run) | where we differ |
 # |---|---|---|---|
-# | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer (clearly in 3 of 6) while the effective keys e^H stay flat or rise (3.9–16.1 keys at every L, means); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
+# | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer (clearly in 3 of 6) while the effective keys e^H, from the means, do not fall (3.9–16.1 keys at every L; no interval); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
 # | later layers saturate more (reviewer 1's question) | not shown | no layer order separated (2 layers: last − first +0.161 [−0.096, +0.418]; 4 layers: −0.144 [−2.392, +2.104]) | — |
 # | flatter heads tolerate a lower rank (our tie to 06a's part b) | — | Spearman +0.16 (p = 0.62; approximate Fisher z [−0.47, +0.68], at least this wide: 12 heads from 3 models) over 12 heads | no association detected; the interval holds one of either sign |
 #
-# The premise of paper B's reason for thinner later layers, near-uniform attention, does not
-# show in these models at these contexts; whether later layers can be thinner for another reason
+# The premise of paper B's reason for thinner later layers, near-uniform attention, is not
+# seen in these models at these contexts; whether later layers can be thinner for another reason
 # is 06's part b thinning test (no clear difference).
 
 # %% [markdown]
@@ -444,15 +462,17 @@ if __name__ == "__main__" and "a" in args.parts:
 # The replay draws the committed default run again (seconds). Output (under runs/, which git
 # ignores; `--out .` refreshes the committed files): `results/06c_trained_saturation.json` with
 # `saturation`; `figures/06_saturation.png`. A run stores per layer `effective_keys` beside
-# `entropy` and `margin`, and the Spearman correlation's `spearman_ci95`; the report and the
-# figure compute both from `entropy` and `spearman`, so a replay of an older file shows them too.
+# `entropy` and `margin`, and the Spearman correlation's `spearman_ci95`; the committed file
+# predates both, so a replay computes them from `entropy` and `spearman` and writes them to
+# `results/06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json`, the source of the
+# effective keys and the Spearman interval above.
 
 # %% [markdown]
 # ## The run's file
 #
 # Every number above, with the flags that produced them and the run's wall time (a replay
-# writes nothing: its numbers are the committed file's).
+# writes only what it recomputed, beside the committed file, which stays as its run wrote it).
 
 # %%
-if __name__ == "__main__" and not args.replay:
-    run.finish()
+if __name__ == "__main__":
+    run.finish_analysis() if args.replay else run.finish()

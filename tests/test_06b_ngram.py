@@ -1,11 +1,13 @@
 """further/06b_ngram.py: the 4-gram target, the hand-built reference, the quick run."""
+import json
 import math
 
 import pytest
 import torch
 
+import conftest
 import helpers
-from conftest import RUN_KEYS, assert_rejected, run_quick
+from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
 
 study = helpers.load_concept("06b_ngram")
 
@@ -195,3 +197,23 @@ def test_main_quick(quick_result):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06b_ngram", flags, flag_name)
+
+
+def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
+    """`--replay results/06b_ngram_full.json` writes the d = 1 and d = 2 comparisons across
+    budgets, which the committed file lacks, to a file of their own; the committed file stays
+    byte for byte; the numbers are the paired log10 differences of its per-seed errors."""
+    committed = ROOT / "results" / "06b_ngram_full.json"
+    before = committed.read_bytes()
+    conftest.run_in_process("06b_ngram", "--replay", str(committed), "--out", str(tmp_path))
+    assert committed.read_bytes() == before
+    written = sorted(path.name for path in (tmp_path / "results").glob("*.json"))
+    assert written == ["06b_ngram_analysis_of_06b_ngram_full.json"]
+    analysis = json.loads((tmp_path / "results" / written[0]).read_text())
+    trained = json.loads(before)["ngram"]["tasks"]["linear"]
+    few, many = trained["16"]["trained"]["16"]["seeds"], trained["64"]["trained"]["64"]["seeds"]
+    by_hand = sum(math.log10(a / b) for a, b in zip(few, many)) / len(few)
+    found = analysis["same_head_dim"]["linear"]["1"]
+    assert found["H"] == [16, 64]
+    assert abs(found["log10_fewest_minus_most"]["mean"] - by_hand) < 1e-12
+    assert set(analysis["reference_over_trained"]) == {"linear", "tanh"}

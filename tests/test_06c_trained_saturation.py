@@ -1,12 +1,14 @@
 """further/06c_trained_saturation.py: entropy and top margin, the model's own attention, the
 quick run."""
+import json
 import math
 
 import pytest
 import torch
 
+import conftest
 import helpers
-from conftest import RUN_KEYS, assert_rejected, run_quick
+from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
 
 study = helpers.load_concept("06c_trained_saturation")
 
@@ -102,3 +104,23 @@ def test_main_quick(quick_result):
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06c_trained_saturation", flags, flag_name)
+
+
+def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
+    """`--replay` of the committed run writes the effective keys and the Spearman interval,
+    which that file lacks, to a file of their own, and leaves the file byte for byte."""
+    committed = ROOT / "results" / "06a_06b_06c_replayed.json"
+    before = committed.read_bytes()
+    conftest.run_in_process("06c_trained_saturation", "--replay", str(committed),
+                            "--out", str(tmp_path))
+    assert committed.read_bytes() == before
+    written = sorted(path.name for path in (tmp_path / "results").glob("*.json"))
+    assert written == ["06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json"]
+    analysis = json.loads((tmp_path / "results" / written[0]).read_text())
+    entry = json.loads(before)["saturation"]["2 layers (part c)"]
+    keys = analysis["effective_keys"]["2 layers (part c)"]["1"]["trained"]
+    by_hand = [math.exp(h * math.log(L)) for h, L in zip(entry["trained"]["1"]["entropy"],
+                                                           entry["L"])]
+    assert keys == pytest.approx(by_hand, rel=1e-12)
+    low, high = analysis["spearman_ci95"]
+    assert low < json.loads(before)["saturation"]["tie_to_rank"]["spearman"] < high
