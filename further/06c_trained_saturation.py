@@ -52,8 +52,11 @@ NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
 SATURATION_WINDOWS = 64    # held-out windows the attention statistics are averaged over
 SATURATION_SHORTEST = 16   # the smallest context L measured (then L doubles up to T)
 DEEP_LAYERS = 4            # the deeper model's layers, each part b's uniform (2, (p + 2) / 2)
+TIED_MODELS = "2 layers (part c)"   # 06a's uniform models: the tie to its rank costs is theirs
 # the verdicts' words for H(p)/log L at the longest L minus the shortest (per layer)
 ENTROPY_CHANGE = {"below": "H/log L lower at long L", "above": "H/log L higher at long L"}
+# ... and for the effective number of keys exp H at the longest L minus the shortest
+KEYS_CHANGE = {"below": "fewer keys at long L", "above": "more keys at long L"}
 
 # %% [markdown]
 # ## g. Does attention saturate when nothing caps the logits?
@@ -200,7 +203,37 @@ def saturation_summary(profiles):
             [mean_over_heads(p, layers[-1], "entropy", -1) - mean_over_heads(p, "1", "entropy", -1)
              for p in profiles["trained"]], below="the first layer is flatter",
             above="the last layer is flatter")
+        summary["effective_keys_longest_minus_shortest"] = {layer: keys_change(
+            profiles["L"], [mean_over_heads(p, layer, "entropy", -1) for p in profiles["trained"]],
+            [mean_over_heads(p, layer, "entropy", 0) for p in profiles["trained"]])
+            for layer in layers}
+    summary["margin_growth"] = margin_growth(summary)
+    summary["largest_margin"] = largest_margin(summary)
     return summary
+
+
+def keys_change(lengths, longest, shortest):
+    """The paired change of the effective number of keys exp H from the shortest L to the
+    longest, one per seed from each seed's mean normalised entropy over heads at both:
+    longest L ** longest - shortest L ** shortest."""
+    return helpers.paired_difference([lengths[-1] ** high - lengths[0] ** low
+                                      for high, low in zip(longest, shortest)], **KEYS_CHANGE)
+
+
+def margin_growth(entry):
+    """Per layer and kind, the mean top margin at the longest L over the shortest (None where
+    the shortest is 0: a margin of 0 cannot grow by a factor)."""
+    return {layer: {kind: None if entry[kind][layer]["margin"][0] <= 0 else
+                    entry[kind][layer]["margin"][-1] / entry[kind][layer]["margin"][0]
+                    for kind in ("trained", "untrained")} for layer in entry["trained"]}
+
+
+def largest_margin(entry):
+    """The largest mean top margin of the trained layers, where it is, and the smallest logit
+    cap B that allows it (logits within +-B hold the margin to at most 2B)."""
+    margin, layer, L = max((value, layer, L) for layer in entry["trained"]
+                           for L, value in zip(entry["L"], entry["trained"][layer]["margin"]))
+    return {"margin": margin, "layer": layer, "L": L, "smallest_cap": margin / 2}
 
 
 def train_deep_models(args):
@@ -223,14 +256,14 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
     import scipy.stats
     shallow = [run for run in text_models if run["allocation"] == "uniform"]
     deep = train_deep_models(args)
-    kinds = {"2 layers (part c)": profiles_of(shallow, text_valid),
+    kinds = {TIED_MODELS: profiles_of(shallow, text_valid),
              f"{DEEP_LAYERS} layers": profiles_of(deep, text_valid)}
     result = {name: saturation_summary(profiles) for name, profiles in kinds.items()}
     result[f"{DEEP_LAYERS} layers"]["valid_bpc"] = [run["valid_bpc"] for run in deep]
     # The tie with 06a's rank-1 costs per head, in the order of 06a's uniform models.
     costs = rank_by_layer["rank_by_layer"]
     heads = shallow[0]["layers"][0][0]
-    trained = kinds["2 layers (part c)"]["trained"]
+    trained = kinds[TIED_MODELS]["trained"]
     entropy, cost = [], []
     for index, profile in enumerate(trained):
         for layer in profile:
@@ -245,17 +278,60 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
         "p_value": float(correlation.pvalue) if varied else None,
         "spearman_ci95": fisher_interval(float(correlation.statistic), len(entropy))
         if varied else None,
-        "entropy_last_minus_first": result["2 layers (part c)"].get(
+        "entropy_last_minus_first": result[TIED_MODELS].get(
             "entropy_last_minus_first_layer"),
         "rank_1_last_minus_first": rank_by_layer["rank_1_last_minus_first_layer"],
         "layers": [last, "1"]}
     return {"saturation": result}
 
 
+def keys_changes(saturation):
+    """Per model kind and layer, the paired change of exp H from the shortest L to the longest:
+    a run's own (it stores them); for an older file that lacks them, the 2-layer models' rebuilt
+    from what it keeps (each head's entropy at the longest L, in the tie to 06a's rank costs,
+    and each seed's change of H/log L), and None for a kind whose per-seed entropies it lacks
+    (the 4-layer models)."""
+    changes = {}
+    for name, entry in saturation.items():
+        if name == "tie_to_rank":
+            continue
+        if "effective_keys_longest_minus_shortest" in entry:
+            changes[name] = entry["effective_keys_longest_minus_shortest"]
+        elif name == TIED_MODELS and "entropy_longest_minus_shortest" in entry:
+            changes[name] = keys_change_from_tie(entry, saturation["tie_to_rank"])
+        else:
+            changes[name] = None
+    return changes
+
+
+def keys_change_from_tie(entry, tie):
+    """The 2-layer models' per-layer change of exp H, from an older file: the tie lists each
+    head's H/log L at the longest L model by model, layer by layer (as run_saturation builds
+    it), so a seed's mean over a layer's heads at the longest L, less that seed's change of
+    H/log L, is its mean at the shortest L. None if the tie's length does not fit."""
+    layers = list(entry["trained"])
+    per_seed = {layer: entry["entropy_longest_minus_shortest"][layer]["per_seed"]
+                for layer in layers}
+    per_head, seeds = tie["entropy_per_head"], len(per_seed[layers[0]])
+    heads = len(per_head) // (seeds * len(layers))
+    if heads == 0 or heads * seeds * len(layers) != len(per_head):
+        return None
+    changes = {}
+    for index, layer in enumerate(layers):
+        longest = [statistics.fmean(per_head[(seed * len(layers) + index) * heads:
+                                             (seed * len(layers) + index + 1) * heads])
+                   for seed in range(seeds)]
+        shortest = [high - change for high, change in zip(longest, per_seed[layer])]
+        changes[layer] = keys_change(entry["L"], longest, shortest)
+    return changes
+
+
 def recomputed(saturation):
-    """What a replay adds to a committed run that lacks it (older files keep only the entropy
-    and the Spearman correlation): per model kind and layer the effective number of keys from
-    the mean entropy, trained and untrained, and the Spearman interval."""
+    """What a replay adds to a committed run that lacks it (older files keep only the entropy,
+    the margin and the Spearman correlation): per model kind and layer the effective number of
+    keys from the mean entropy, trained and untrained, and the paired change of exp H from the
+    shortest L to the longest (where the file allows it: keys_changes); the top margin's growth
+    and its largest value; and the Spearman interval."""
     tie = saturation["tie_to_rank"]
     kinds = {name: entry for name, entry in saturation.items() if name != "tie_to_rank"}
     return {"effective_keys": {name: {layer: {kind: effective_keys(entry["L"],
@@ -263,6 +339,9 @@ def recomputed(saturation):
                                               for kind in ("trained", "untrained")}
                                       for layer in entry["trained"]}
                                for name, entry in kinds.items()},
+            "effective_keys_longest_minus_shortest": keys_changes(saturation),
+            "margin_growth": {name: margin_growth(entry) for name, entry in kinds.items()},
+            "largest_margin": {name: largest_margin(entry) for name, entry in kinds.items()},
             "spearman_ci95": None if tie["spearman"] is None else
             fisher_interval(tie["spearman"], len(tie["entropy_per_head"]))}
 
