@@ -1,10 +1,11 @@
 # %% [markdown]
 # # 06b · Paper B's own task: a 4-gram on white noise at a fixed budget (a study of 06)
 #
-# Paper B (arXiv 2510.03784) reports its best head count on "a 4-gram task on white noise" at 8
-# heads where its Eq. (3) predicted 32 (Fig. 2, via its reviewers). Where does the lowest error
-# fall on our reconstruction, and does it move with the budget, as an Eq. (3)-type trade-off
-# would? It deepens 06's part a with paper B's own task, beside a hand-built reference.
+# Paper B's reviewers report (arXiv 2510.03784; the paper's body is not in our sources) that its
+# best head count on "a 4-gram task on white noise" was 8 heads where its Eq. (3) predicted 32
+# (its Fig. 2). Where does the lowest error fall on our reconstruction, and does it move with
+# the budget, as an Eq. (3)-type trade-off would? It deepens 06's part a with paper B's own
+# task, beside a hand-built reference.
 # `python further/06b_ngram.py` (1 min 12 s on 2 cores; the notebook replays the committed runs
 # `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06c's models, and
 # `results/06b_ngram_full.json`, 37 min 24 s for three budgets).
@@ -71,8 +72,9 @@ SMALL_HEAD_DIMS = (1, 2)   # the right side's head dimensions, compared across b
 #
 # **The paper's experiment** [summary, reviewers]. Paper B's headline synthetic task is "a 4-gram
 # task on white noise" (its Fig. 2): at a fixed budget $H d$ the best configuration had **8
-# heads**, where its Eq. (3) predicted **32**. Its budget, sequence length, dimensions and
-# training are not in our sources, nor is Eq. (3) itself.
+# heads**, where its Eq. (3) predicted **32**, as its reviewers report it (reviewer 4; the
+# paper's body is not in our sources). Its budget, sequence length, dimensions and training are
+# not in our sources, nor is Eq. (3) itself.
 #
 # **Our reconstruction** [inferred]. White noise $x_t \sim \mathcal N(0, I_p)$, $p = 4$, and
 #
@@ -435,8 +437,9 @@ if __name__ == "__main__" and "a" in args.parts:
 # 5.2e-3, 1.5e-2, 5.3e-2. H = 4 is the lowest for both seeds on both tasks; H = 4 beats H = 2
 # (log10 NMSE −1.744 [−2.367, −1.120] and −1.747 [−2.065, −1.429]) but not clearly H = 8 (−0.309
 # [−1.011, +0.393] and −0.411 [−1.482, +0.660]). Paper B's best H = 8 (Eq. (3): 32), as its
-# reviewers report it, stands beside it, not like for like. Whether the minimum moves with the budget needs more than one
-# budget; the reference run below has three and does not settle it.
+# reviewers report it (the paper's body is not in our sources), stands beside it, not like for
+# like. Whether the minimum moves with the budget needs more than one budget; the reference run
+# below has three and does not settle it.
 
 # %% [markdown]
 # ## The reference run
@@ -476,15 +479,16 @@ if __name__ == "__main__" and "a" in args.parts:
 #   not with it alone: at d = 1, 4× the heads (H = 16 at budget 16 → H = 64 at budget 64) lower
 #   the error 10× on the linear task (log10 +1.003 [+0.805, +1.201]) and 15× on tanh (+1.190
 #   [+0.938, +1.441]); at d = 2 (H = 8 → 32) 1.6× (+0.215 [+0.086, +0.343]) and 2.4× in the
-#   mean (+0.312 [−0.029, +0.653], not separated; these four from the analysis file below,
-#   `same_head_dim`). The trained single and double heads end
-#   2.7–7.2× below the lag-averaging reference on the linear task (H = 1 2.7–3.1×, H = 2
-#   3.2–7.2×), which holds positional averages read linearly; we think the layer norm (which
-#   gives each position's value its own direction) and the MLP, which knows t, let them do
-#   better, and did not test it. Paper B's observation as its reviewers report it, best H = 8
-#   against Eq. (3)'s 32, stands
-#   beside ours (lowest mean at H = 4) without a like-for-like comparison: its budget, T, p and
-#   training are not in our sources.
+#   mean (+0.312 [−0.029, +0.653], not separated; these four ratios and intervals are in the
+#   analysis file `results/06b_ngram_analysis_of_06b_ngram_full.json`, `same_head_dim`). The
+#   trained single and double heads end 2.7–7.2× below the lag-averaging reference on the
+#   linear task (H = 1 2.7–3.1×, H = 2 3.2–7.2×; the same file's `reference_over_trained`),
+#   which holds positional averages read linearly; we think the layer norm (which gives each
+#   position's value its own direction) and the MLP, which knows t, let them do better, and did
+#   not test it. Paper B's observation, best H = 8 against Eq. (3)'s 32, is reported by the
+#   paper's reviewers (the paper's body is not in our sources); it stands beside ours (lowest
+#   mean at H = 4) without a like-for-like comparison: its budget, T, p and training are not in
+#   our sources.
 #
 # Drawn again by `python further/06b_ngram.py --replay results/06b_ngram_full.json`
 # (its committed figure is `figures/06b_ngram_full.png`) and, in the notebook, by the
@@ -501,7 +505,7 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #
 # | claim | paper B | ours (`--full`: budgets 16, 32, 64, 5 seeds) | where we differ |
 # |---|---|---|---|
-# | the best H at a fixed budget on a 4-gram on white noise (Fig. 2, reviewers) | best H = 8; Eq. (3) predicted 32 | lowest mean at H = 4 at every budget and on both tasks; H = 4 the lowest for 27 of 30 runs | our task, budget, T and training are ours: not like for like |
+# | the best H at a fixed budget on a 4-gram on white noise (Fig. 2, reviewers) | best H = 8; Eq. (3) predicted 32 (as its reviewers report it) | lowest mean at H = 4 at every budget and on both tasks; H = 4 the lowest for 27 of 30 runs | our task, budget, T and training are ours: not like for like |
 # | an Eq. (3)-type optimum grows with the budget | H* ∝ budget^{b/(a+b)} (Eq. (3) not in our sources) | the lowest mean stays at H = 4 from budget 16 to 64 (4×), but at 32 and 64 H = 4 and 8 are not separated (e.g. linear, 64: −0.033 [−0.074, +0.007]) | a one-step move is not excluded: neither for nor against |
 #
 # The error is U-shaped in H: on the left H = 1 and 2 stay 68–781× above H = 4, consistent with
@@ -517,17 +521,20 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #     python further/06b_ngram.py --quick       # seconds; what the tests use
 #     python further/06b_ngram.py --replay results/06b_ngram_full.json   # the full run, drawn again
 #     python further/06b_ngram.py --replay results/06a_06b_06c_replayed.json   # the committed default run
+#     python further/06b_ngram.py --replay results/06b_ngram_full.json --out .   # writes its analysis file
 #
 # The full run's committed numbers are `results/06b_ngram_full.json` and its figure
 # `figures/06b_ngram_full.png`. Output (under runs/, which git ignores; `--out .`
 # refreshes the committed files): `results/06b_ngram.json` with `ngram`;
 # `figures/06_ngram.png`. A run stores per budget `reference_over_trained` and, beside `tasks`,
 # `same_head_dim` (the d = 1 and d = 2 comparisons across budgets); the committed files lack
-# both, so a replay computes them from `trained` and `reference`, prints them and writes them
-# to a file of their own: `python further/06b_ngram.py --replay results/06b_ngram_full.json
-# --out .` wrote `results/06b_ngram_analysis_of_06b_ngram_full.json`, the source of the d = 1
-# and d = 2 intervals above (the notebook's replay of the default run writes
-# `results/06b_ngram_analysis_of_06a_06b_06c_replayed.json`).
+# both, so a replay computes them from `trained` and `reference`, prints them and writes only
+# them, to a file of its own, `results/06b_ngram_analysis_of_<file>.json`, leaving the replayed
+# file as its run wrote it. The last command above wrote
+# `results/06b_ngram_analysis_of_06b_ngram_full.json`, the source of the d = 1 and d = 2
+# intervals and the reference ratios above; a replay of the default run writes
+# `results/06b_ngram_analysis_of_06a_06b_06c_replayed.json` (its `same_head_dim` is null: one
+# budget).
 
 # %% [markdown]
 # ## The run's file

@@ -213,16 +213,14 @@ def saturation_summary(profiles):
 
 
 def keys_change(lengths, longest, shortest):
-    """The paired change of the effective number of keys exp H from the shortest L to the
-    longest, one per seed from each seed's mean normalised entropy over heads at both:
-    longest L ** longest - shortest L ** shortest."""
+    """The paired change of exp H from the shortest L to the longest, from each seed's mean
+    H/log L over heads at both: L_longest ** longest - L_shortest ** shortest."""
     return helpers.paired_difference([lengths[-1] ** high - lengths[0] ** low
                                       for high, low in zip(longest, shortest)], **KEYS_CHANGE)
 
 
 def margin_growth(entry):
-    """Per layer and kind, the mean top margin at the longest L over the shortest (None where
-    the shortest is 0: a margin of 0 cannot grow by a factor)."""
+    """Per layer and kind, the mean top margin at the longest L over the shortest (None for 0)."""
     return {layer: {kind: None if entry[kind][layer]["margin"][0] <= 0 else
                     entry[kind][layer]["margin"][-1] / entry[kind][layer]["margin"][0]
                     for kind in ("trained", "untrained")} for layer in entry["trained"]}
@@ -286,52 +284,42 @@ def run_saturation(args, text_models, text_valid, rank_by_layer):
 
 
 def keys_changes(saturation):
-    """Per model kind and layer, the paired change of exp H from the shortest L to the longest:
-    a run's own (it stores them); for an older file that lacks them, the 2-layer models' rebuilt
-    from what it keeps (each head's entropy at the longest L, in the tie to 06a's rank costs,
-    and each seed's change of H/log L), and None for a kind whose per-seed entropies it lacks
-    (the 4-layer models)."""
-    changes = {}
-    for name, entry in saturation.items():
-        if name == "tie_to_rank":
-            continue
-        if "effective_keys_longest_minus_shortest" in entry:
-            changes[name] = entry["effective_keys_longest_minus_shortest"]
-        elif name == TIED_MODELS and "entropy_longest_minus_shortest" in entry:
-            changes[name] = keys_change_from_tie(entry, saturation["tie_to_rank"])
-        else:
-            changes[name] = None
+    """Per model kind, each layer's paired change of exp H: a run's own; for an older file that
+    lacks it, the 2-layer models' rebuilt from the tie (keys_change_from_tie); else None (the
+    4-layer models: such a file keeps none of their per-seed entropies)."""
+    changes = {name: entry.get("effective_keys_longest_minus_shortest")
+               for name, entry in saturation.items() if name != "tie_to_rank"}
+    if changes.get(TIED_MODELS) is None and TIED_MODELS in changes:
+        changes[TIED_MODELS] = keys_change_from_tie(saturation[TIED_MODELS],
+                                                    saturation["tie_to_rank"])
     return changes
 
 
 def keys_change_from_tie(entry, tie):
-    """The 2-layer models' per-layer change of exp H, from an older file: the tie lists each
-    head's H/log L at the longest L model by model, layer by layer (as run_saturation builds
-    it), so a seed's mean over a layer's heads at the longest L, less that seed's change of
-    H/log L, is its mean at the shortest L. None if the tie's length does not fit."""
-    layers = list(entry["trained"])
+    """The tie lists each head's H/log L at the longest L, model by model and layer by layer: a
+    seed's mean over a layer's heads there, less that seed's change of H/log L, is its mean at
+    the shortest L. None if the list's length does not fit."""
+    layers, per_head = list(entry["trained"]), tie["entropy_per_head"]
     per_seed = {layer: entry["entropy_longest_minus_shortest"][layer]["per_seed"]
                 for layer in layers}
-    per_head, seeds = tie["entropy_per_head"], len(per_seed[layers[0]])
+    seeds = len(per_seed[layers[0]])
     heads = len(per_head) // (seeds * len(layers))
     if heads == 0 or heads * seeds * len(layers) != len(per_head):
         return None
     changes = {}
     for index, layer in enumerate(layers):
-        longest = [statistics.fmean(per_head[(seed * len(layers) + index) * heads:
-                                             (seed * len(layers) + index + 1) * heads])
-                   for seed in range(seeds)]
+        at = [(seed * len(layers) + index) * heads for seed in range(seeds)]
+        longest = [statistics.fmean(per_head[start:start + heads]) for start in at]
         shortest = [high - change for high, change in zip(longest, per_seed[layer])]
         changes[layer] = keys_change(entry["L"], longest, shortest)
     return changes
 
 
 def recomputed(saturation):
-    """What a replay adds to a committed run that lacks it (older files keep only the entropy,
-    the margin and the Spearman correlation): per model kind and layer the effective number of
-    keys from the mean entropy, trained and untrained, and the paired change of exp H from the
-    shortest L to the longest (where the file allows it: keys_changes); the top margin's growth
-    and its largest value; and the Spearman interval."""
+    """What a replay adds to an older file, which keeps only the entropy, the margin and the
+    Spearman correlation: per model kind and layer the effective number of keys, trained and
+    untrained, and its paired change (keys_changes); the margin's growth and largest value; the
+    Spearman interval."""
     tie = saturation["tie_to_rank"]
     kinds = {name: entry for name, entry in saturation.items() if name != "tie_to_rank"}
     return {"effective_keys": {name: {layer: {kind: effective_keys(entry["L"],
@@ -385,6 +373,7 @@ def report_saturation(result, args):
     """Part a: per model kind and layer, the statistics at each L [untrained], how much the top
     margin grows and the cap that would allow it, the paired verdicts, and the tie with 06a's
     rank-1 cost (Spearman, with its approximate Fisher-z interval)."""
+    changes = keys_changes(result["saturation"])
     for name, entry in result["saturation"].items():
         if name == "tie_to_rank":
             continue
@@ -400,19 +389,26 @@ def report_saturation(result, args):
                 for L, e, u, k, ku, m, mu in zip(
                     entry["L"], trained["entropy"], untrained["entropy"], keys, keys_untrained,
                     trained["margin"], untrained["margin"])))
-        growth = {kind: [margin[-1] / margin[0] for margin in (
-            entry[kind][layer]["margin"] for layer in entry[kind]) if margin[0] > 0]
-            for kind in ("trained", "untrained")}              # a margin of 0 cannot grow by x
+        growth = {kind: [ratios[kind] for ratios in margin_growth(entry).values()
+                         if ratios[kind] is not None] for kind in ("trained", "untrained")}
         shown = "; ".join(f"x{min(ratios):.1f} to x{max(ratios):.1f} {kind}"
                           for kind, ratios in growth.items() if ratios)
-        largest = max(max(entry["trained"][layer]["margin"]) for layer in entry["trained"])
+        largest = largest_margin(entry)
         print(f"   top margin, L = {entry['L'][0]} -> {entry['L'][-1]}: {shown or 'no ratio'}; "
               f"logits within +-B allow a margin up to 2B, so the largest mean margin, "
-              f"{largest:.1f}, fits any cap B >= {largest / 2:.1f}")
+              f"{largest['margin']:.1f} (layer {largest['layer']}, L = {largest['L']}), fits any "
+              f"cap B >= {largest['smallest_cap']:.1f}")
         for layer, pair in entry.get("entropy_longest_minus_shortest", {}).items():
             print("   " + helpers.describe_difference(
                 f"layer {layer}: H/log L at L = {entry['L'][-1]} minus L = {entry['L'][0]}",
                 helpers.paired_difference(pair["per_seed"], **ENTROPY_CHANGE)))
+        if changes[name] is None:
+            print(f"   exp H at L = {entry['L'][-1]} minus L = {entry['L'][0]}: no interval "
+                  f"(the file keeps no per-seed entropy of these models)")
+        for layer, pair in (changes[name] or {}).items():
+            print("   " + helpers.describe_difference(
+                f"layer {layer}: exp H (keys) at L = {entry['L'][-1]} minus L = {entry['L'][0]}",
+                pair))
         if "entropy_last_minus_first_layer" in entry:
             print("   " + helpers.describe_difference(
                 f"H/log L at L = {entry['L'][-1]}, last layer minus first",
@@ -438,9 +434,9 @@ def report_saturation(result, args):
 # The script (or the notebook) starts its run here: it parses the flags, refuses a run that
 # cannot finish in one line naming the flag, and starts the clock; with `--replay FILE` it reads
 # a committed run's numbers instead of training (the notebook's way), and writes only what it
-# recomputes from them, as a file of its own (`results/06c_trained_saturation_analysis_of_<file>.json`).
-# A run that trains first trains 06a's models and cuts their heads (its parts a and b). Imported, it
-# runs nothing.
+# recomputes from them, as a file of its own
+# (`results/06c_trained_saturation_analysis_of_<file>.json`). A run that trains first trains
+# 06a's models and cuts their heads (its parts a and b). Imported, it runs nothing.
 
 # %%
 def config(argv=None):
@@ -490,46 +486,56 @@ if __name__ == "__main__" and "a" in args.parts:
 # | 4 layers, 4 | 0.60 → 0.41 | 5.2 → 7.2 | 0.90 → 0.94, 12 → 96 | 3.7 → 13.7 | 1.3 → 1.7 | −0.190 [−0.598, +0.218] |
 #
 # - **g**: **near-uniform attention, the premise of saturation, is not seen in these models
-#   at L = 16 … 128.** $H(p)/\log L$ falls as $L$ grows in every layer of both models, clearly
-#   (by a paired interval) in 3 of the 6 layers and in none the other way; the effective number
-#   of keys $e^{H}$, from the mean entropies, does not fall in any layer (3.9 → 3.9 and 5.7 →
-#   7.7 keys while $L$ grows 4×, 8.7 → 14.4, 5.3 → 5.4, 5.5 → 7.2 and 5.2 → 7.2 while it grows
-#   8×; the analysis file's `effective_keys`). These are means with no interval (the run kept
-#   per-seed values of $H(p)/\log L$'s change only, 3 and 2 seeds), so whether the keys rise is
-#   not tested. The fall of $H(p)/\log L$ is then mostly its denominator: the trained heads keep 4–14 keys in view at
-#   the longest $L$, where their untrained twins spread over 43–96. Paper B's claim itself, that
+#   at L = 16 … 128: no layer's $H(p)/\log L$ rises by a paired interval.** Its mean falls with
+#   $L$ in every layer; its interval lies below 0 in 3 of the 6 layers and reaches at most
+#   +0.023, +0.051 and +0.218 above 0 in the others (the table's last column), so a small rise
+#   there is not excluded. Nor does the effective number of keys $e^{H}$ rise by an interval
+#   where one exists: from $L$ = 16 to 64 its seed-paired change is not separated from 0 in
+#   either layer of the 2-layer models (layer 1 +0.17 [−2.98, +3.31] keys, layer 2 +2.22
+#   [−2.35, +6.78]; 3 seeds; the analysis file
+#   `results/06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json`,
+#   `effective_keys_longest_minus_shortest`), and in the 4-layer models it is not tested (their
+#   file keeps no per-seed entropy). Its means (the same file's `effective_keys`: 3.9 → 3.9 and
+#   5.7 → 7.7 keys while $L$ grows 4×; 8.7 → 14.4, 5.3 → 5.4, 5.5 → 7.2 and 5.2 → 7.2 while it
+#   grows 8×) suggest that the fall of $H(p)/\log L$ is mostly its denominator, but the
+#   intervals hold a change of a few keys either way. At the longest $L$ the trained heads keep
+#   4–14 keys in view (means), their untrained twins 43–96. Paper B's claim itself, that
 #   head dimension buys less at long $L$, is not tested here: each model has one head dimension,
 #   and $L$ is the query's position inside a model trained at one $T$. Study
 #   [06d](06d_head_dim_context.ipynb) tests it, with d swept and each model trained at its own L.
 # - The top logit's margin over the row's mean grows 2.3–6.0× from L = 16 to the longest L in the
 #   trained models and 1.2–1.4× in their untrained twins, so some of the growth comes with $L$
-#   alone. Logits within $\pm B$ allow a margin up to $2B$: the largest mean margin, 23.9 (4
-#   layers, layer 2, L = 128), fits any cap $B \ge 12$, so these margins rule out a small cap
-#   such as file 05's $B = 2$, not bounded logits.
+#   alone (means; the analysis file's `margin_growth`). Logits within $\pm B$ allow a margin up
+#   to $2B$: the largest mean margin, 23.9 (4 layers, layer 2, L = 128), fits any cap
+#   $B \ge 12$ (its `largest_margin`), so these margins rule out a small cap such as file 05's
+#   $B = 2$, not bounded logits.
 # - No layer order is separated: last − first layer +0.161 [−0.096, +0.418] in the 2-layer models
 #   at L = 64, −0.144 [−2.392, +2.104] in the 4-layer ones at L = 128 (2 seeds); both intervals
 #   hold 0.
 # - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part b
 #   rank-1 cost is detected: Spearman +0.16 (p = 0.62), approximate 95 % interval by Fisher's z
-#   [−0.47, +0.68] (the analysis file's `spearman_ci95`), which also holds a moderate association of either sign; the 12 heads come
-#   from 3 models and are not independent, so the true interval is at least this wide.
+#   [−0.47, +0.68] (the analysis file's `spearman_ci95`), which also holds a moderate
+#   association of either sign; the 12 heads come from 3 models and are not independent, so the
+#   true interval is at least this wide.
 #
 # So the premise of paper B's reason for thinner later layers, a softmax turned near-uniform,
-# is not seen in these models, early or late, at these contexts. Whether later layers can be
-# thinner for another reason is 06's part b thinning test (no clear difference).
+# is not seen in these models at these contexts: no layer, early or late, shows $H(p)/\log L$
+# rising by its interval, and 3 of the 6 show it falling. Whether later layers can be thinner
+# for another reason is 06's part b thinning test (no clear difference).
 
 # %% [markdown]
 # ## Summary beside the paper
 #
 # | claim | paper B | ours (the committed default run) | where we differ |
 # |---|---|---|---|
-# | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer (clearly in 3 of 6) while the effective keys e^H, from the means, do not fall (3.9–16.1 keys at every L; no interval); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
+# | the softmax saturates as L grows, so later layers can be thinner (§5, Thm 5.1) | every weight within e^{±2B}/L for logits bounded by B; its appendix's logit norms grow with L (reviewer 3) | H/log L falls with L in every layer's mean, clearly in 3 of 6 and rising clearly in none; the change of the effective keys e^H is not separated from 0 in the 2-layer models (+0.17 [−2.98, +3.31] and +2.22 [−2.35, +6.78] keys) and not tested in the 4-layer ones; 3.9–16.1 keys at every L (means); untrained twins 0.87–0.94, 11–96 keys; the top margin grows 2.3–6.0× (untrained 1.2–1.4×), within 2B for any B ≥ 12 | we measure the premise (near-uniform attention), not the claim (head dimension against L): the trained heads keep a few keys in view |
 # | later layers saturate more (reviewer 1's question) | not shown | no layer order separated (2 layers: last − first +0.161 [−0.096, +0.418]; 4 layers: −0.144 [−2.392, +2.104]) | — |
 # | flatter heads tolerate a lower rank (our tie to 06a's part b) | — | Spearman +0.16 (p = 0.62; approximate Fisher z [−0.47, +0.68], at least this wide: 12 heads from 3 models) over 12 heads | no association detected; the interval holds one of either sign |
 #
 # The premise of paper B's reason for thinner later layers, near-uniform attention, is not
-# seen in these models at these contexts; whether later layers can be thinner for another reason
-# is 06's part b thinning test (no clear difference).
+# seen in these models at these contexts (no layer's H/log L rises by its interval); whether
+# later layers can be thinner for another reason is 06's part b thinning test (no clear
+# difference).
 
 # %% [markdown]
 # ## Commands and files
@@ -537,14 +543,28 @@ if __name__ == "__main__" and "a" in args.parts:
 #     python further/06c_trained_saturation.py          # 06a's a and b, then this study (default): 2 min 57 s on a 2-core CPU
 #     python further/06c_trained_saturation.py --quick  # seconds; what the tests use
 #     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json
+#     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json --out .
 #
-# The replay draws the committed default run again (seconds). Output (under runs/, which git
+# The replay draws the committed run again (seconds). Output (under runs/, which git
 # ignores; `--out .` refreshes the committed files): `results/06c_trained_saturation.json` with
 # `saturation`; `figures/06_saturation.png`. A run stores per layer `effective_keys` beside
-# `entropy` and `margin`, and the Spearman correlation's `spearman_ci95`; the committed file
-# predates both, so a replay computes them from `entropy` and `spearman` and writes them to
+# `entropy` and `margin`, per model kind `effective_keys_longest_minus_shortest` (the paired
+# change of e^H), `margin_growth` and `largest_margin`, and the Spearman correlation's
+# `spearman_ci95`. The committed file predates all of them, so a replay computes them from
+# `entropy`, `margin` and `spearman` (the change of e^H of the 2-layer models from the tie's
+# per-head entropies at the longest L and each seed's change of H/log L; the 4-layer models'
+# cannot be) and writes them, with the command above, to a file of their own,
 # `results/06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json`, the source of the
-# effective keys and the Spearman interval above.
+# effective keys, their changes, the margins' growth and the Spearman interval above.
+#
+# The study's own default run, `results/06c_trained_saturation.json`, is not the run replayed
+# here, and differs from it in both code and torch build: it ran this study's code at commit
+# a7aa751 with torch 2.13.0+cpu, where the replayed file was written by 06's code (committed at
+# 53dba57 as `results/06_allocation.json`, under its present name since a36144e) with torch
+# 2.14.1+cu130. So where its statistics differ from the ones above (e.g. the 2-layer last −
+# first layer entropy, +0.163 [−0.090, +0.415] against +0.161 [−0.096, +0.418]; its
+# `saturation` → `2 layers (part c)` → `entropy_last_minus_first_layer`), the difference is
+# not the build's alone.
 
 # %% [markdown]
 # ## The run's file

@@ -216,4 +216,11 @@ def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
     found = analysis["same_head_dim"]["linear"]["1"]
     assert found["H"] == [16, 64]
     assert abs(found["log10_fewest_minus_most"]["mean"] - by_hand) < 1e-12
+    assert {task: set(by_d) for task, by_d in analysis["same_head_dim"].items()} == \
+        {"linear": {"1", "2"}, "tanh": {"1", "2"}}
+    assert analysis["same_head_dim"]["tanh"]["2"]["H"] == [8, 32]
     assert set(analysis["reference_over_trained"]) == {"linear", "tanh"}
+    at_16 = trained["16"]                                  # H = 1: the reference over the mean
+    assert analysis["reference_over_trained"]["linear"]["16"]["1"] == pytest.approx(
+        at_16["reference"]["1"] / at_16["trained"]["1"]["mean"], rel=1e-12)
+    assert set(analysis) - conftest.RUN_KEYS == {"same_head_dim", "reference_over_trained"}

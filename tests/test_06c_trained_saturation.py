@@ -95,6 +95,17 @@ def test_main_quick(quick_result):
     assert len(tie["entropy_per_head"]) == len(tie["rank_1_cost_per_head"]) == \
         args.text_seeds * 2 * 2                                            # 2 layers x 2 heads
     assert tie["spearman"] is None or -1 <= tie["spearman"] <= 1
+    for name, entry in result["saturation"].items():          # a run stores what a replay of
+        if name != "tie_to_rank":                               # an older file recomputes
+            assert set(entry["effective_keys_longest_minus_shortest"]) == set(entry["trained"])
+            assert set(entry["margin_growth"]) == set(entry["trained"])
+            assert entry["largest_margin"]["margin"] == max(
+                max(layer["margin"]) for layer in entry["trained"].values())
+    shallow = result["saturation"]["2 layers (part c)"]       # the rebuilt change is a run's own
+    rebuilt = study.keys_change_from_tie(shallow, tie)
+    for layer, stored in shallow["effective_keys_longest_minus_shortest"].items():
+        assert rebuilt[layer]["per_seed"] == pytest.approx(stored["per_seed"], rel=1e-6, abs=1e-9)
+        assert rebuilt[layer]["verdict"] == stored["verdict"]
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -124,3 +135,42 @@ def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
     assert keys == pytest.approx(by_hand, rel=1e-12)
     low, high = analysis["spearman_ci95"]
     assert low < json.loads(before)["saturation"]["tie_to_rank"]["spearman"] < high
+    assert set(analysis) - conftest.RUN_KEYS == {
+        "effective_keys", "effective_keys_longest_minus_shortest", "margin_growth",
+        "largest_margin", "spearman_ci95"}
+
+
+def test_a_replay_rebuilds_the_seed_paired_change_of_the_effective_keys(tmp_path):
+    """The replayed file keeps each seed's change of H/log L and, in the tie, each head's H/log L
+    at the longest L (seed by seed, layer by layer, 2 heads): from them each seed's exp H at both
+    ends, and helpers.paired_difference of their change. The 4-layer models' file keeps no
+    per-seed entropy: no interval. The rebuilt means are the file's own means over seeds."""
+    committed = ROOT / "results" / "06a_06b_06c_replayed.json"
+    conftest.run_in_process("06c_trained_saturation", "--replay", str(committed),
+                            "--out", str(tmp_path))
+    analysis = json.loads((tmp_path / "results" /
+                           "06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json")
+                          .read_text())
+    saturation = json.loads(committed.read_text())["saturation"]
+    entry, per_head = saturation["2 layers (part c)"], saturation["tie_to_rank"]["entropy_per_head"]
+    changes = analysis["effective_keys_longest_minus_shortest"]
+    assert changes["4 layers"] is None
+    for index, layer in enumerate(("1", "2")):
+        longest = [(per_head[4 * seed + 2 * index] + per_head[4 * seed + 2 * index + 1]) / 2
+                   for seed in range(3)]
+        shortest = [high - change for high, change in
+                    zip(longest, entry["entropy_longest_minus_shortest"][layer]["per_seed"])]
+        assert sum(longest) / 3 == pytest.approx(entry["trained"][layer]["entropy"][-1])
+        assert sum(shortest) / 3 == pytest.approx(entry["trained"][layer]["entropy"][0])
+        by_hand = helpers.paired_difference([64 ** high - 16 ** low
+                                             for high, low in zip(longest, shortest)])
+        assert changes["2 layers (part c)"][layer]["per_seed"] == pytest.approx(
+            by_hand["per_seed"], rel=1e-9)
+        assert changes["2 layers (part c)"][layer]["ci95"] == pytest.approx(by_hand["ci95"],
+                                                                             rel=1e-9)
+    largest = analysis["largest_margin"]["4 layers"]
+    assert (largest["layer"], largest["L"]) == ("2", 128)
+    assert largest["smallest_cap"] == pytest.approx(largest["margin"] / 2)
+    margin = saturation["4 layers"]["trained"]["2"]["margin"]
+    assert analysis["margin_growth"]["4 layers"]["2"]["trained"] == pytest.approx(
+        margin[-1] / margin[0])
