@@ -20,7 +20,8 @@ import build  # noqa: E402  (web/build.py: the ids GitHub and the site give head
 
 REPORT = ROOT / "RESULTS.md"
 RESULTS = sorted((ROOT / "results").glob("*.json"))
-VERDICTS = ("reproduced", "partly", "not reproduced", "not testable here", "consistent")
+VERDICTS = ("reproduced", "partly", "not reproduced", "not shown", "consistent",
+            "not testable here")
 
 
 def table_after(heading):
@@ -43,6 +44,21 @@ def runs_table():
     return {re.fullmatch(r"`([^`]+)`", row[0]).group(1): row for row in rows}
 
 
+def seeds_of(path):
+    """The seeds a row quotes: the file's own count where it keeps one, else its config's
+    (`seeds` first, then each `NAME_seeds` as "NAME n"); an analysis quotes its replayed run's."""
+    if "_analysis_of_" in path.stem:
+        path = path.parent / (path.stem.split("_analysis_of_")[1] + ".json")
+    written = json.loads(path.read_text())
+    if isinstance(written.get("seeds"), int):
+        return str(written["seeds"])
+    config = written["config"]
+    counts = ([str(config["seeds"])] if "seeds" in config else []) + [
+        f"{key.removesuffix('_seeds')} {value}" for key, value in config.items()
+        if key.endswith("_seeds")]
+    return ", ".join(counts) or "–"
+
+
 def test_every_results_file_has_one_row_that_says_what_its_json_says():
     rows = runs_table()
     assert sorted(rows) == [path.name for path in RESULTS]
@@ -53,7 +69,7 @@ def test_every_results_file_has_one_row_that_says_what_its_json_says():
         measured = written["wall_time_s"]
         assert abs(quoted - measured) <= max(0.05 * measured, 0.05), (path.name, time)
         assert torch == written["torch_version"], path.name
-        assert seeds == str(written["config"].get("seeds", "–")), path.name
+        assert seeds == seeds_of(path), path.name
         assert command.startswith("`python ") and kind, path.name
         if "provenance" in written:
             provenance = written["provenance"]
