@@ -42,7 +42,11 @@ def load_concept(name):
     spec = importlib.util.spec_from_file_location(name, script_path(name))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # registered first so dataclasses and pickling can find it
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]   # a failed import leaves no half-made module behind
+        raise
     return module
 
 

@@ -17,6 +17,7 @@ markers end the run with one line and exit code 2, and so does a folder holding 
 differ from a fresh handout (students' work), unless --force. The handout is never committed.
 """
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,8 +76,24 @@ def handout_files():
         notebook = jupytext.reads(student, fmt="py:percent")
         notebook.metadata["kernelspec"] = KERNEL                          # opens in python3
         files[f"{source.stem}.ipynb"] = jupytext.writes(notebook, fmt="ipynb")
-    files["check.py"] = (HERE / "check.py").read_text()
+    files["check.py"] = stamped((HERE / "check.py").read_text())
     return files
+
+
+def stamped(check_text):
+    """check.py with the commit the handout is made from, so that a clone older than the
+    handout is told to update (check.check_clone_version); unchanged outside git."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True,
+                              text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return check_text
+    commit = done.stdout.strip() if done.returncode == 0 else ""
+    if not commit:
+        return check_text
+    line = "MADE_FROM = None "
+    assert line in check_text, "check.py has no MADE_FROM line to stamp"
+    return check_text.replace(line, f'MADE_FROM = "{commit}"', 1)
 
 
 def cell_sources(text):
@@ -88,6 +105,8 @@ def edited(folder, files):
     sources, so running it is not editing it): a student's work, or an older handout."""
     changed = []
     for name, text in files.items():
+        if name == "check.py":                    # never a student's: always the fresh one
+            continue
         path = Path(folder) / name
         if path.exists():
             same = (cell_sources(path.read_text()) == cell_sources(text)

@@ -1,4 +1,5 @@
 """Shared test fixtures: the repository root on sys.path, and a quick-preset config helper."""
+import subprocess
 import sys
 from pathlib import Path
 
@@ -104,7 +105,6 @@ def run_quick(name, out, *flags):
 
 def run_script(name, *flags, timeout=120):
     """Run a numbered script as a user would; returns the CompletedProcess."""
-    import subprocess
     return subprocess.run([sys.executable, str(helpers.script_path(name)), *flags], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -121,3 +121,16 @@ def assert_rejected(name, flags, flag_name):
         helpers.load_concept(name).config([*flags, "--out", str(ROOT / "no-run")])
     assert stop.value.code == 2
     assert stderr.getvalue().count("\n") == 1 and flag_name in stderr.getvalue()
+
+
+def git_tree(tmp_path):
+    """A git repository of one committed file, and its commit."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    for command in (["init", "-q"], ["add", "a.py"],
+                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a"]):
+        subprocess.run(["git", *command], cwd=root, check=True, capture_output=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                            text=True).stdout.strip()
+    return root, commit

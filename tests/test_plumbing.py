@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import conftest
 import plumbing
 from plumbing import Setting
 
@@ -127,24 +128,11 @@ def test_save_results_is_atomic_and_complete(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["00_test.json"]  # no temporary left
 
 
-def git_tree(tmp_path):
-    """A git repository of one committed file, and its commit."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "a.py").write_text("x = 1\n")
-    for command in (["init", "-q"], ["add", "a.py"],
-                    ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a"]):
-        subprocess.run(["git", *command], cwd=root, check=True, capture_output=True)
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                            text=True).stdout.strip()
-    return root, commit
-
-
 def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
     """Clean: its commit, not dirty; a tracked file changed: dirty; a new untracked file or a
     changed committed result (a run's own outputs) does not make it dirty; outside git: None.
     Versions and machine always."""
-    root, commit = git_tree(tmp_path)
+    root, commit = conftest.git_tree(tmp_path)
     (root / "results").mkdir()
     (root / "results" / "old.json").write_text("{}")
     subprocess.run(["git", "add", "results"], cwd=root, check=True)

@@ -246,3 +246,45 @@ def test_the_path_table_quotes_its_json():
     full = committed("07_real_data_full")["train_gain_with_heads"]
     for entry in (protocol, full["fixed-head-dim"]["64"], full["fixed-width"]["64"]):
         assert interval(entry) in row
+
+
+def exercise_minutes():
+    """{number: minutes} from the exercises' own headings ("## 2.3 Title · easy · 5 min")."""
+    found = {}
+    for path in sorted((ROOT / "exercises").glob("ex0*.py")):
+        for number, minutes in re.findall(r"^# ## (\d\.\d) .*· (\d+) min", path.read_text(), re.M):
+            found[number] = int(minutes)
+    return found
+
+
+def named_exercises(text):
+    """Exercise numbers a text names, ranges such as 1.2–1.4 expanded."""
+    named = set()
+    for first, last in re.findall(r"\b(\d\.\d)(?:–(\d\.\d))?\b", text):
+        lesson, start = first.split(".")
+        end = last.split(".")[1] if last else start
+        named |= {f"{lesson}.{k}" for k in range(int(start), int(end) + 1)}
+    return named
+
+
+def test_the_class_covers_every_lesson_and_every_exercise_has_a_place():
+    """Each lesson 01-07 has a block; each exercise is done in class or set as homework; those
+    the plan cuts for time are in the homework; the homework's stated minutes are the labels'."""
+    text = (ROOT / "TEACHING.md").read_text()
+    blocks = [line.split("|")[2] for line in text.splitlines() if re.match(r"\| \d+–\d+ \|", line)]
+    for lesson in range(1, 8):
+        assert any(block.strip().startswith(f"0{lesson} ·") for block in blocks), lesson
+    in_class = set()
+    for line in text.splitlines():
+        if re.match(r"\| \d+–\d+ \|", line):
+            in_class |= named_exercises(line.split("|")[5])
+    homework = text[text.index("## Homework"):text.index("**Optional")]
+    cut = text[text.index("**If time runs short**"):text.index("**Slow laptops**")]
+    minutes = exercise_minutes()
+    assert len(minutes) >= 20
+    set_as_homework = named_exercises(homework) & set(minutes)
+    assert set(minutes) <= in_class | set_as_homework, set(minutes) - in_class - set_as_homework
+    assert named_exercises(cut) & set(minutes) <= set_as_homework
+    not_in_class = sorted(set(minutes) - in_class)
+    stated = re.search(r"The exercises not done in class, (\d+) minutes", homework)
+    assert int(stated.group(1)) == sum(minutes[n] for n in not_in_class)
