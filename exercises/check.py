@@ -807,4 +807,11 @@ def summary():
     counts = {status: sum(1 for s in RESULTS.values() if s == status)
               for status in ("ok", "answered", "not yet", "to do", "error")}
     print("summary: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
-    return counts
+    return Counts(counts)
+
+
+class Counts(dict):
+    """summary()'s counts, returned for scripts and tests; a notebook shows only the printed line."""
+
+    def _ipython_display_(self):
+        pass

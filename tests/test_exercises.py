@@ -610,10 +610,17 @@ def test_7_3_from_the_results_file_s_own_mean_fields_is_right(capsys):
     assert checks.ex07_text_width_share(text_width_share) == "ok", capsys.readouterr().out
 
 
-def test_a_check_shows_no_out_value_in_a_notebook():
+def test_a_check_and_the_summary_show_no_out_value_in_a_notebook(capsys):
+    """IPython formats a cell's last value for its Out[...]: a check's status and the summary's
+    counts format to nothing, so the cell shows only their printed lines."""
+    from IPython.core.formatters import DisplayFormatter
+    formatter = DisplayFormatter()
     checks = check_module("check_display")
     status = checks._run("0.0", "nothing", lambda: None)
-    assert status == "ok" and hasattr(status, "_ipython_display_")
+    counts = checks.summary()
+    assert status == "ok" and counts["ok"] == 1
+    assert formatter.format(status) == ({}, {}) and formatter.format(counts) == ({}, {})
+    assert formatter.format({"ok": 1}) != ({}, {})            # a plain value would show
 
 
 def test_a_clone_older_than_the_handout_is_told_to_update(tmp_path):
