@@ -224,7 +224,7 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # its 4.8 at least 23 (24) and its 6.4 at least 41 (42): either the paper ran more seeds than our
 # 8, or its ± is not a spread over seeds. Our means at h = 4 are, by contrast, *below* Table 2's
 # (whose 6.1e-5 and 4.8e-5 are above our intervals). The paper's own tables put its h = 4 minimum
-# 46× (T = 8) and 141× (T = 32) below its mean; our minimum over 8 seeds sits 2.4× and 1.8× below
+# 46× (T = 8) and 141× (T = 32) below its mean; our minimum over 8 seeds sits 2.3× and 1.8× below
 # ours. A minimum that far below the mean needs a much wider spread over seeds than ours, a
 # different recipe, or many more seeds. Our runs cannot tell these apart. At h = 5 the T = 8 curve
 # falls more steeply, 7.3× from k = 1 to 8; one seed of 8 (1.2e-4, 2.9× the next worst) is part of

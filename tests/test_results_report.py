@@ -206,3 +206,20 @@ def test_each_number_beside_a_json_is_that_json_s(index):
     missing = quoting.untraced(ours_only(block), printed_by(names), numbers_of(names))
     assert not missing, (f"RESULTS.md quotes {missing} beside {names}, which hold no such "
                          f"number: {block[:160]!r}")
+
+
+KINDS = ("default", "full", "variant", "old default", "analysis")     # as the table's text says
+
+
+def test_every_command_of_the_table_of_runs_runs_with_today_s_code(tmp_path, monkeypatch):
+    """Each row's command names a script of today's layout, and that script's flags accept it
+    (parsed, not run); its kind is one the table's text defines."""
+    import shlex
+    import helpers
+    monkeypatch.chdir(ROOT)                                   # --replay paths are the root's
+    for name, row in runs_table().items():
+        words = shlex.split(row[1].strip("`"))
+        assert words[0] == "python" and (ROOT / words[1]).is_file(), (name, row[1])
+        assert row[2] in KINDS, (name, row[2])
+        script = helpers.load_concept(Path(words[1]).stem)
+        script.config([*words[2:], "--out", str(tmp_path)])    # exits 2 on a flag it lacks
