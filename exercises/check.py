@@ -5,15 +5,17 @@ identities, slow obvious loops or committed results — no expected value is typ
 and prints one line:
 
     [ok]         1.1 NMSE
-    [not yet]    1.1 NMSE: differs from the reference by 0.25 (random target of scale 1)
+    [not yet]    1.1 NMSE: too high, by 10–100 % (random target of scale 1)
     [to do]      1.1 NMSE: not attempted yet
     [error]      1.1 NMSE: ZeroDivisionError: division by zero
 
 A student's code gets TIME_LIMIT seconds per check: it runs in a child process killed at the
 limit (os.fork: Linux, macOS), or, without fork (Windows), in a thread the check stops waiting
 for; either way no `except` in it can hold the check, and sys.exit() in it is one error line.
+Ctrl-C while a check waits ends the child too: no process is left running.
 An error names the input it was called on and the student's line. The answer itself is never
-printed unless asked for: `check.reveal("2.2")`. `summary()` counts the latest result of each
+printed, nor its distance (a wrong number says which way, and by a band of relative size),
+unless asked for: `check.reveal("2.2")`. `summary()` counts the latest result of each
 exercise, so running a cell again replaces its line. Written answers are not checked: no word list can tell
 a right sentence from a wrong one, so any answer is "[answered]", for discussion in class; the
 reference answer is in the teacher's version of the file.
@@ -40,7 +42,7 @@ from pathlib import Path
 
 ENVIRONMENT = "HEADS_REPOSITORY"   # the clone's path, for a handout kept outside a clone
 TIME_LIMIT = 15                    # seconds a check gives the student's code
-MADE_FROM = None                   # the commit a handout was made from (make_handout.py sets it)
+MADE_FROM = None                   # (commit, its time) of a handout's source (make_handout.py)
 
 
 class CannotCheck(Exception):
@@ -74,21 +76,26 @@ def find_repository(start):
 
 
 def check_clone_version(repository, made_from=MADE_FROM):
-    """A handout made from a commit the clone does not hold (an older clone) stops with one line
-    saying to update the clone; a clone at or after that commit, or without git, passes."""
+    """A handout made from a commit (made_from: its hash and its commit time) that the clone
+    neither holds nor is newer than stops with one line saying to update the clone. A clone
+    that holds the commit passes, and so does one whose HEAD is at least as new but lacks it
+    (a shallow clone, `git clone --depth 1`); without git there is nothing to compare."""
     if not made_from or not (repository / ".git").exists():
         return
+    commit, made_at = made_from
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repository, capture_output=True,
-                              text=True, timeout=20).stdout.strip()
-        holds = subprocess.run(["git", "merge-base", "--is-ancestor", made_from, "HEAD"],
+        head, head_time = subprocess.run(
+            ["git", "log", "-1", "--format=%H %ct", "HEAD"], cwd=repository,
+            capture_output=True, text=True, timeout=20).stdout.split()
+        holds = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"],
                                cwd=repository, capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, ValueError):
         return                                                  # no git here: nothing to compare
-    if head and not holds:
-        stop(f"this handout was made from commit {made_from[:7]}, which your clone (at "
-             f"{head[:7]}) does not have: update the clone (git pull in {repository}), or ask "
-             f"for a handout made from it")
+    if holds or int(head_time) >= made_at:
+        return
+    stop(f"this handout was made from commit {commit[:7]}, newer than your clone (at "
+         f"{head[:7]}): update the clone (git pull in {repository}), or ask for a handout "
+         f"made from a commit your clone has")
 
 
 REPOSITORY = find_repository(Path(__file__).resolve().parent)
@@ -128,7 +135,7 @@ def _outcome(test, student):
         return "error", str(error)
     except SystemExit:
         return "error", ("your code called sys.exit() or exit(), which would end the whole file: "
-                         "return a value instead")
+                         "let the function return instead")
     except Exception as error:  # noqa: BLE001 — a check must never crash the student's file
         return "error", f"{type(error).__name__}: {error}{_where(error, student)}"
 
@@ -143,6 +150,7 @@ def _forked(job, limit):
         pid = os.fork()
     if pid == 0:                                                 # the child: never returns
         os.close(read)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's: it ends the child
         if "torch" in sys.modules:   # OpenMP's worker threads do not survive a fork: a parallel
             sys.modules["torch"].set_num_threads(1)      # op would wait for them forever
         printed = io.StringIO()
@@ -155,23 +163,43 @@ def _forked(job, limit):
             pipe.write(json.dumps([list(value), printed.getvalue()]))
         os._exit(0)
     os.close(write)
-    chunks, deadline = [], time.monotonic() + limit
+    try:
+        chunks = _collect(read, time.monotonic() + limit)
+    except BaseException:                         # Ctrl-C while waiting: the child goes too
+        _end(pid)
+        raise
+    if chunks is None:                            # past the limit
+        _end(pid)
+        return None
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if not chunks:                                # the child ended before it could answer
+        why = (f"was killed (signal {-code}: out of memory?)" if code < 0
+               else f"ended with exit code {code} (os._exit?)")
+        return ("error", f"the process running your code {why}"), ""
+    value, printed = json.loads(b"".join(chunks))
+    return tuple(value), printed
+
+
+def _collect(read, deadline):
+    """What the child writes to the pipe until it closes it, or None at the deadline."""
+    chunks = []
     with os.fdopen(read, "rb") as pipe:
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([pipe], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
                 return None
             chunk = os.read(pipe.fileno(), 1 << 16)
             if not chunk:
-                break
+                return chunks
             chunks.append(chunk)
-    os.waitpid(pid, 0)
-    if not chunks:                                   # the child died (e.g. killed by the OS)
-        return ("error", "your code ended the check's process (out of memory?)"), ""
-    value, printed = json.loads(b"".join(chunks))
-    return tuple(value), printed
+
+
+def _end(pid):
+    """Kill the child and collect it, so that no process is left running."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _threaded(job, limit):
@@ -192,7 +220,8 @@ def _run(number, title, test, student=None):
         status, line = "not yet", (f"stopped after {TIME_LIMIT} s, the check's time limit: does "
                                    f"your code finish?")
         if not hasattr(os, "fork"):
-            line += " (it may still be running: restart the kernel if the machine slows down)"
+            line += (" (it may still be running: restart the kernel, or stop the script, if the "
+                     "machine slows down)")
     else:
         (status, line), printed = finished
         print(printed, end="")
@@ -296,9 +325,25 @@ def _close(expected, got, what, tolerance=1e-6):
     expected, got = float(expected), _number(got, what)
     if math.isclose(expected, got, rel_tol=tolerance, abs_tol=tolerance):
         return
+    if not math.isfinite(got):
+        raise NotYet(f"returned {got} ({what}); the answer is a finite number")
+    direction = "too high" if got > expected else "too low"
     if expected.is_integer():                    # a count: its distance would be the answer
-        raise NotYet(f"{'too high' if got > expected else 'too low'} ({what})")
-    raise NotYet(f"differs from the reference by {abs(got - expected):.3g} ({what})")
+        raise NotYet(f"{direction} ({what})")
+    raise NotYet(f"{direction}, {_how_far(expected, got)} ({what})")
+
+
+def _how_far(expected, got):
+    """How far a wrong number is, in bands wide enough that the student's value and the band
+    do not give the reference away (a distance would: got ± distance is the answer)."""
+    relative = abs(got - expected) / max(abs(expected), 1e-12)
+    if relative <= 0.01:
+        return "by less than 1 %: a rounding, or a small term?"
+    if relative <= 0.1:
+        return "by 1–10 %"
+    if relative <= 1:
+        return "by 10–100 %"
+    return "by more than the reference's own size"
 
 
 def _same(expected, got, what, tolerance=1e-6):

@@ -84,16 +84,16 @@ def stamped(check_text):
     """check.py with the commit the handout is made from, so that a clone older than the
     handout is told to update (check.check_clone_version); unchanged outside git."""
     try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True,
-                              text=True, timeout=20)
+        done = subprocess.run(["git", "log", "-1", "--format=%H %ct", "HEAD"], cwd=HERE,
+                              capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return check_text
-    commit = done.stdout.strip() if done.returncode == 0 else ""
-    if not commit:
+    if done.returncode != 0 or not done.stdout.strip():
         return check_text
+    commit, time = done.stdout.split()
     line = "MADE_FROM = None "
     assert line in check_text, "check.py has no MADE_FROM line to stamp"
-    return check_text.replace(line, f'MADE_FROM = "{commit}"', 1)
+    return check_text.replace(line, f'MADE_FROM = ("{commit}", {time})', 1)
 
 
 def cell_sources(text):

@@ -539,6 +539,69 @@ def test_a_forgotten_return_is_asked_about(name, capsys):
     assert "returned None" in out and "did you forget `return`?" in out, out
 
 
+@pytest.mark.parametrize("wrong", [1.5, 1.05, 1.001, 3.0, 0.5])
+def test_a_wrong_real_number_says_which_way_and_a_band_never_the_distance(wrong, capsys):
+    """1.1 with the reference's NMSE times `wrong`: the line says too high or too low and a
+    band of relative size, and holds no number from which the reference could be computed."""
+    import re
+    import helpers
+    checks = check_module("check_band")
+    assert checks.ex01_nmse(lambda prediction, target: helpers.nmse(prediction, target)
+                            * wrong) == "not yet"
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert ("too high" if wrong > 1 else "too low") in line, line
+    verdict = line.split(": ", 1)[1].split("(")[0]            # after the title, before the input
+    assert "differs" not in verdict and not re.search(r"\d\.\d", verdict), line
+
+
+def test_nan_is_named_not_measured(capsys):
+    checks = check_module("check_nan")
+    assert checks.ex01_nmse(lambda prediction, target: float("nan")) == "not yet"
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "nan" in line and "the answer is a finite number" in line, line
+
+
+def test_ctrl_c_during_a_check_leaves_no_process_running(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while a check waits on
+    a bare-except loop: the script ends and the child running the student's code is gone."""
+    import signal
+    import time
+    if not hasattr(os, "fork"):
+        pytest.skip("the child process exists only where there is os.fork")
+    pid_file = tmp_path / "child.pid"
+    script = tmp_path / "student.py"
+    script.write_text(f"""
+import importlib.util, os, time
+spec = importlib.util.spec_from_file_location("check", {str(ROOT / "exercises" / "check.py")!r})
+check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check)
+
+def nmse(prediction, target):
+    open({str(pid_file)!r}, "w").write(str(os.getpid()))
+    while True:
+        try:
+            time.sleep(0.01)
+        except:
+            pass
+
+check.ex01_nmse(nmse)
+""")
+    student = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline and student.poll() is None, student.communicate()
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    os.killpg(student.pid, signal.SIGINT)
+    out, err = student.communicate(timeout=10)
+    assert "KeyboardInterrupt" in err and "BrokenPipe" not in err, err
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
 def test_an_error_names_the_student_s_line(capsys):
     checks = check_module("check_line")
 
@@ -627,12 +690,35 @@ def test_a_clone_older_than_the_handout_is_told_to_update(tmp_path):
     """check.py of a handout knows its commit; a clone without that commit stops in one line;
     a clone at or after it passes; a missing lesson says to update, not a traceback."""
     repository, head = conftest.git_tree(tmp_path)
+    head_time = int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=repository,
+                                   capture_output=True, text=True).stdout)
     checks = check_module("check_version")
-    checks.check_clone_version(repository, head)                     # the same commit: passes
-    with pytest.raises(SystemExit) as stopped:
-        checks.check_clone_version(repository, "0" * 40)             # a commit it lacks
+    checks.check_clone_version(repository, (head, head_time))         # the same commit: passes
+    with pytest.raises(SystemExit) as stopped:                        # a newer commit it lacks
+        checks.check_clone_version(repository, ("0" * 40, head_time + 3600))
     assert stopped.value.code == 2
     stamped = handout.stamped((ROOT / "exercises" / "check.py").read_text())
-    assert "MADE_FROM = None" not in stamped and 'MADE_FROM = "' in stamped
+    assert "MADE_FROM = None" not in stamped and 'MADE_FROM = ("' in stamped
+    made_from = stamped.split("MADE_FROM = ", 1)[1].split("#")[0]
+    assert made_from.strip().startswith('("') and made_from.strip().endswith(")")
+
+
+def test_a_shallow_clone_newer_than_the_handout_passes(tmp_path):
+    """`git clone --depth 1` of a newer commit lacks the handout's commit but is newer: it
+    passes; the same shallow clone of a commit older than the handout's stops in one line."""
+    repository, first = conftest.git_tree(tmp_path)
+    (repository / "a.py").write_text("x = 2\n")
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "b",
+                    "--date", "2030-01-01T00:00:00"], cwd=repository, check=True,
+                   env={**os.environ, "GIT_COMMITTER_DATE": "2030-01-01T00:00:00"})
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repository}", str(shallow)],
+                   check=True)
+    first_time = int(subprocess.run(["git", "log", "-1", "--format=%ct", first], cwd=repository,
+                                    capture_output=True, text=True).stdout)
+    checks = check_module("check_shallow")
+    checks.check_clone_version(shallow, (first, first_time))          # older handout: passes
+    with pytest.raises(SystemExit):
+        checks.check_clone_version(shallow, ("0" * 40, 2_000_000_000))   # 2033: stops
     with pytest.raises(checks.StudentError, match="update it"):
         checks._concept("02z_not_in_this_clone")
