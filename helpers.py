@@ -15,9 +15,11 @@ plumbing.py (nothing there teaches). Contents, in order of use:
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, LossLog, step
     train_regression                    fit() on MSE mini-batches, held-out NMSE
+    Ensemble, train_ensemble            S seeds of one model trained as one (torch.func.vmap)
     label_log_axis                      plain log-axis ticks
 """
 
+import copy
 import importlib.util
 import math
 import random
@@ -244,17 +246,12 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
 
     train, valid: tuples (x [n, ...], y [n]) already on the model's device.
     Mini-batches are drawn with replacement from a seeded CPU generator, all at once before the
-    first step (the same indices as one draw per step, and no copy from the host per step).
-    Non-finite data stop training before step 0 with NonFiniteLoss naming the run.
+    first step (draw_batches). Non-finite data stop training before step 0 with NonFiniteLoss
+    naming the run.
     """
     x_train, y_train = train
-    for split, (x, y) in (("training", train), ("validation", valid)):
-        if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
-            raise NonFiniteLoss(f"{name}: the {split} data hold NaN or infinite values "
-                                f"(before step 0)")
-    generator = torch.Generator(device="cpu").manual_seed(seed)
-    batches = torch.randint(len(y_train), (steps, batch_size), generator=generator)
-    batches = batches.to(y_train.device)                                    # [steps, batch]
+    check_finite_data(name, train, valid)
+    batches = draw_batches(len(y_train), steps, batch_size, seed, y_train.device)  # [steps, B]
     history, best = [], {}
 
     def mse_at(step):
@@ -276,6 +273,113 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
     return {"train_nmse": evaluate_nmse(model, train), "valid_nmse": valid_nmse,
             "last_valid_nmse": last_valid_nmse, "history": history,
             "selection": "best_checkpoint" if keep_best and history else "last"}
+
+
+def draw_batches(n, steps, batch_size, seed, device):
+    """The indices of every mini-batch of one run, [steps, batch_size], drawn with replacement
+    from a CPU generator seeded by `seed` (the same indices as one draw per step, and no copy
+    from the host per step)."""
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    return torch.randint(n, (steps, batch_size), generator=generator).to(device)
+
+
+def check_finite_data(name, train, valid):
+    """NonFiniteLoss naming the run and the split when the data hold a NaN or an infinity."""
+    for split, (x, y) in (("training", train), ("validation", valid)):
+        if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
+            raise NonFiniteLoss(f"{name}: the {split} data hold NaN or infinite values "
+                                f"(before step 0)")
+
+
+class Ensemble(torch.nn.Module):
+    """S models of one architecture trained as one (torch.func): each parameter stacked on a
+    new first axis [S, ...], the forward pass vmapped over it.
+
+    Why it is the same as training them apart: the loss is the SUM of the members' losses, so
+    each member's slice of a gradient is its own loss's gradient; AdamW and its weight decay
+    act element by element, so each slice takes the step it would take alone. Only the order
+    of floating-point sums differs. On a CPU it pays because a small model's step is mostly
+    fixed cost per operation, which S members share (02e measures it)."""
+
+    def __init__(self, models):
+        super().__init__()
+        stacked, buffers = torch.func.stack_module_state(models)
+        if buffers:
+            raise ValueError("Ensemble: models with buffers are not supported")
+        self.names = list(stacked)
+        self.weights = torch.nn.ParameterList(
+            [torch.nn.Parameter(stacked[name]) for name in self.names])     # each [S, ...]
+        self.template = (copy.deepcopy(models[0]).to("meta"),)  # a tuple: not a submodule
+
+    def forward(self, x):
+        """x [S, B, ...] (a batch per member) -> [S, B, ...]."""
+        def one(weights, x_member):
+            parameters = dict(zip(self.names, weights))
+            return torch.func.functional_call(self.template[0], parameters, (x_member,))
+        return torch.func.vmap(one)(tuple(self.weights), x)
+
+    def member(self, i):
+        """The state dict of member i, for a model of the original class."""
+        return {name: w[i].detach().clone() for name, w in zip(self.names, self.weights)}
+
+
+def train_ensemble(models, seeds, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
+                   names=None, evaluate_every=0, keep_best=False):
+    """train_regression for S models at once, model i with the batches of seeds[i], on the same
+    data: one fit() of their Ensemble on the sum of their MSE losses. Each model ends with its
+    trained weights (its best checkpoint's with keep_best). Returns one train_regression result
+    per model, each with its "losses" [steps] as well."""
+    names = names or [f"model {i}" for i in range(len(models))]
+    check_finite_data(names[0], train, valid)
+    x_train, y_train = train
+    device = y_train.device
+    batches = torch.stack([draw_batches(len(y_train), steps, batch_size, seed, device)
+                           for seed in seeds], dim=1)                       # [steps, S, batch]
+    ensemble = Ensemble(models).to(device)
+    losses = torch.zeros(steps, len(models), device=device)               # each member's loss
+    histories = [[] for _ in models]
+    best = [None] * len(models)
+
+    def mse_at(step):
+        index = batches[step]                                               # [S, batch]
+        members = torch.mean((ensemble(x_train[index]) - y_train[index]) ** 2, dim=1)  # [S]
+        losses[step] = members.detach()
+        return members.sum()
+
+    def checkpoint(step):
+        if evaluate_every and (step + 1) % evaluate_every == 0:
+            for i, score in enumerate(evaluate_members(ensemble, valid)):
+                histories[i].append({"step": step + 1, "valid_nmse": score})
+                if keep_best and score <= min(h["valid_nmse"] for h in histories[i]):
+                    best[i] = ensemble.member(i)
+
+    fit(ensemble, mse_at, steps=steps, lr=lr, weight_decay=weight_decay,
+        name=" / ".join(names), after_step=checkpoint)
+    results = []
+    last_valid = evaluate_members(ensemble, valid)
+    for i, model in enumerate(models):
+        chosen = best[i] if keep_best and histories[i] else ensemble.member(i)
+        model.load_state_dict(chosen)
+        results.append({"train_nmse": evaluate_nmse(model, train),
+                        "valid_nmse": evaluate_nmse(model, valid) if keep_best and histories[i]
+                        else last_valid[i],
+                        "last_valid_nmse": last_valid[i], "history": histories[i],
+                        "selection": "best_checkpoint" if keep_best and histories[i] else "last",
+                        "losses": losses[:, i]})
+    return results
+
+
+@torch.no_grad()
+def evaluate_members(ensemble, data, batch_size=4096):
+    """The NMSE of each member of an Ensemble on the same (x, y): a list of S floats."""
+    x, y = data
+    size = len(ensemble.weights[0])
+    was_training = ensemble.training
+    ensemble.eval()
+    prediction = torch.cat([ensemble(x[i:i + batch_size].expand(size, *x[i:i + batch_size].shape))
+                            for i in range(0, len(y), batch_size)], dim=1)  # [S, n]
+    ensemble.train(was_training)
+    return [nmse(p.cpu(), y.cpu()) for p in prediction]
 
 
 class LossLog:

@@ -92,6 +92,11 @@ def float_list(text):
     return [positive_float(part) for part in _items(text)]
 
 
+def path_list(text):
+    """A comma-separated list of file paths, e.g. "results/a.json,results/b.json"."""
+    return [Path(part) for part in _items(text)]
+
+
 def _items(text):
     """The items of "8,32,128"; an empty list or an empty item ("8,,32", "8,") is refused."""
     items = [part.strip() for part in text.split(",")]

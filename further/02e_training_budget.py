@@ -1,0 +1,383 @@
+# %% [markdown]
+# # 02e · Train until the error stops falling (a study of 02)
+#
+# Paper A (arXiv 2510.06662), Tables 2–3 and Remark B.1.1: its errors are "the minimal validation
+# error", from a training recipe it does not give. Lesson 02 trains for 2,000 steps, its `--full`
+# for 20,000, and each run's learning rate decays to zero at its last step, so a curve flattens
+# there whatever the model could still reach. This study trains $h = 3, 4, 5$ (below, at and above
+# $D = 4$) to budgets ten and more times longer, each budget with its own schedule, and asks
+# where the error stops falling and whether it reaches the paper's level. `python
+# further/02e_training_budget.py`; its notebook replays the committed runs.
+
+# %%
+"""02e · The training budget: where paper A's errors stop falling (a study of 02)."""
+import math
+import sys
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+
+# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
+import helpers
+import plumbing
+from engine import lesson02 as engine
+from plumbing import Setting, float_list, int_list, positive_float, positive_int
+
+model = helpers.load_concept("02_multihead_model")
+
+# %% [markdown]
+# ## Settings
+#
+# Lesson 02's model and data (Appendix B.1: $n = 8$, $N = 32$, 8,000 training and 2,000
+# validation sequences, the same for every model at one $T$), with this study's rows: the
+# recipes the search tries, the budgets, and the recipe of the budgets when the search does not
+# run. `replay` draws committed runs again from their JSON instead of training.
+
+# %%
+SETTINGS = {
+    **model.SETTINGS,
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "T": Setting([8], [8], [8, 32, 128], int_list, "sequence lengths T"),
+    "heads": Setting([3, 4, 5], [3, 4], ..., int_list,
+                     "head counts trained at every budget (D - 1, D, D + 1)"),
+    "heads_below": Setting([1, 2], [2], ..., int_list,
+                           "head counts trained at the largest budget only (the factor per head)"),
+    "budgets": Setting([6000, 20000, 60000, 200000], [100, 300], ..., int_list,
+                       "training steps of each budget, each with its own warm-up and cosine"),
+    "seeds": Setting(5, 2, ..., positive_int, "seeds per (T, h, budget), paired by data and "
+                     "batch order"),
+    "batch_size": Setting(64, ..., ..., positive_int,
+                          "sequences per step of the budgets, when the search does not run"),
+    "lr": Setting(1e-2, ..., ..., positive_float,
+                  "peak learning rate of the budgets, when the search does not run"),
+    "search_batches": Setting([64, 256], [64], ..., int_list, "batch sizes the search tries"),
+    "search_lrs": Setting([1e-3, 3e-3, 1e-2], [3e-3, 1e-2], ..., float_list,
+                          "peak learning rates the search tries"),
+    "search_steps": Setting(20000, 100, ..., positive_int, "steps of every search run"),
+    "search_seeds": Setting(3, 2, ..., positive_int, "seeds of every search run"),
+    "replay": Setting(None, ..., ..., plumbing.path_list,
+                      "draw these committed results files again instead of training"),
+}
+del SETTINGS["steps"]          # the budgets replace lesson 02's one step count
+CURVE_POINTS = 40              # validation checkpoints along each run, evenly spaced
+PARTS = {"search": (), "budget": ()}   # the budget part uses the search's pick when both run
+
+NOTEBOOK_ARGS = ("--replay ../results/02e_training_budget_parts_search.json,"
+                 "../results/02e_training_budget_parts_budget.json")
+
+
+def refusals(args):
+    """Lesson 02's refusals, and the seeds an interval needs."""
+    return model.refusals(args) + [
+        ("--seeds", args.seeds >= 2, "a paired interval needs at least 2 seeds", 2),
+        ("--search-seeds", args.search_seeds >= 2, "a search needs at least 2 seeds", 2)]
+
+
+def config(argv=None):
+    """Parse the flags (02's table less `steps`, these rows); one line naming the flag and exit
+    code 2 for a run that cannot finish."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="T 8, 32, 128 at every budget (for a GPU or many cores)",
+                           notebook_args=NOTEBOOK_ARGS, refusals=refusals)
+
+
+# %%
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("02e_training_budget", args, PARTS)
+
+# %% [markdown]
+# ## The seeds of one model, trained as one
+#
+# Every run here is $T$, $h$, a budget and a recipe, trained for several seeds. The seeds share
+# their data and differ in initialisation and batch order; seed $s$ draws the same batches at
+# every $h$, so two head counts are paired by data and batch order. `helpers.train_ensemble`
+# stacks the seeds' parameters and trains them as one model (`torch.func.vmap`): the loss is the
+# sum of the seeds' losses and AdamW acts element by element, so each seed takes exactly the
+# steps it would take alone, faster on a CPU (a test checks it against separate runs; the
+# timing is printed below). Each run records its validation NMSE at `CURVE_POINTS` checkpoints,
+# so it reports both readings of "the minimal validation error": the last model and the best
+# checkpoint along training.
+
+# %%
+def train_seeds(run):
+    """Train the seeds of one (T, h, steps, batch, lr) as one ensemble: one row per seed with
+    its last and best validation NMSE, its training NMSE and its curve."""
+    started = time.perf_counter()
+    device = torch.device(run["device"])
+    train, valid, _ = model.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
+                                      run["data_seed"], run["directions"])
+    train = tuple(t.to(device) for t in train)
+    valid = tuple(t.to(device) for t in valid)
+    seeds = list(range(run["seed"], run["seed"] + run["seeds"]))
+    models = []
+    for seed in seeds:
+        helpers.seed_everything(seed)
+        models.append(model.build_model(run).to(device))
+    fits = helpers.train_ensemble(
+        models, seeds, train, valid, steps=run["steps"], batch_size=run["batch_size"],
+        lr=run["lr"], evaluate_every=max(1, run["steps"] // CURVE_POINTS),
+        names=[f"T={run['T']} h={run['h']} steps={run['steps']} seed={s}" for s in seeds])
+    per_seed = []
+    for seed, fit in zip(seeds, fits):
+        curve = fit["history"] or [{"step": run["steps"], "valid_nmse": fit["valid_nmse"]}]
+        best = min(curve, key=lambda point: point["valid_nmse"])
+        per_seed.append({"seed": seed, "last": fit["valid_nmse"], "best": best["valid_nmse"],
+                         "best_step": best["step"], "train": fit["train_nmse"],
+                         "curve": curve})
+    return {key: run[key] for key in ("part", "T", "h", "steps", "batch_size", "lr")} | {
+        "per_seed": per_seed, "seconds": time.perf_counter() - started}
+
+
+def train_all(args, part, grid):
+    """Train every (T, h, steps, batch_size, lr) of grid, a list of dicts; the rows."""
+    base = dict(model.RECIPE, D=args.D, directions=model.task.DEFAULT_DIRECTIONS,
+                n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
+                device=args.device, seed=args.seed, part=part)
+    runs = [dict(base, **cell) for cell in grid]
+    return plumbing.run_sweep(runs, args.workers, train_seeds, run_label, run_cost)
+
+
+def run_cost(run):
+    """run_sweep's scheduling guess: seconds grow like T * steps * batch * seeds."""
+    return run["T"] * run["steps"] * run["batch_size"] * run["seeds"]
+
+
+def run_label(row):
+    means = helpers.seed_stats([s["last"] for s in row["per_seed"]])["mean"]
+    return (f"{row['part']:<6} T={row['T']:<4} h={row['h']} steps={row['steps']:<6} "
+            f"batch={row['batch_size']:<4} lr={row['lr']:g}  mean last valid NMSE {means:.2e} "
+            f"({row['seconds']:.0f} s)")
+
+
+# %% [markdown]
+# ## The recipe: a small search
+#
+# The paper gives no optimiser, batch size, learning rate or step count. We keep lesson 02's
+# AdamW with warm-up and cosine, and try every batch size and peak learning rate of the search's
+# rows at $T = 8$ (the first `--T`), $h = D - 1$ and $D$, for `search_steps` steps. The pick is
+# the recipe with the lowest mean over both head counts of the mean log10 validation NMSE of the
+# last model: it must serve the model below the knee as well as the one at it, so that a knee is
+# not deepened by tuning only $h = D$.
+
+# %%
+def search(args):
+    """Every search recipe at the first T and h = D - 1, D; the rows and the pick."""
+    grid = [dict(T=args.T[0], h=h, steps=args.search_steps, batch_size=batch, lr=lr,
+                 seeds=args.search_seeds)
+            for batch in args.search_batches for lr in args.search_lrs
+            for h in (args.D - 1, args.D) if h >= 1]
+    rows = train_all(args, "search", grid)
+    scores = {}
+    for row in rows:
+        mean_log = sum(math.log10(s["last"]) for s in row["per_seed"]) / len(row["per_seed"])
+        scores.setdefault((row["batch_size"], row["lr"]), []).append(mean_log)
+    recipes = [{"batch_size": batch, "lr": lr, "score": sum(logs) / len(logs)}
+               for (batch, lr), logs in scores.items()]
+    pick = min(recipes, key=lambda recipe: recipe["score"])
+    return {"search": {"rows": rows, "recipes": recipes,
+                       "pick": {"batch_size": pick["batch_size"], "lr": pick["lr"]}}}
+
+
+# %% [markdown]
+# ## The budgets
+#
+# Each budget is its own run from scratch, its warm-up and cosine ending at its last step (the
+# course's one schedule, not a warm-up–stable–decay run branched at each budget). What we report
+# at each budget, over seeds: the validation NMSE of the last model and of the best checkpoint,
+# and the training NMSE of the last model (a training error far below the validation error is
+# overfitting; both falling together is under-training). The error **stops falling** at the
+# first budget from which the next one does not lower the last model's log10 NMSE by a paired
+# interval that excludes 0.
+
+# %%
+def budgets(args, recipe):
+    """Every (T, h, budget) of the study with `recipe`, and h = heads_below at the largest
+    budget; the rows."""
+    largest = max(args.budgets)
+    grid = [dict(T=T, h=h, steps=steps, seeds=args.seeds, **recipe)
+            for T in args.T for h in args.heads for steps in args.budgets]
+    grid += [dict(T=T, h=h, steps=largest, seeds=args.seeds, **recipe)
+             for T in args.T for h in args.heads_below if h not in args.heads]
+    return train_all(args, "budget", grid)
+
+
+def log_change(before, after):
+    """Paired change of log10 validation NMSE (last model) from one row to another, per seed."""
+    return helpers.paired_difference(
+        [math.log10(b["last"]) - math.log10(a["last"])
+         for a, b in zip(before["per_seed"], after["per_seed"])],
+        below="falls", above="rises")
+
+
+def verdicts(rows, args):
+    """Per (T, h): the statistics at each budget, the change to the next budget, and where the
+    error stops falling; per T: the knee (h = D - 1 over h = D) and the factor per head below
+    D at the largest budget, as paired log10 ratios."""
+    found = {}
+    for T in sorted({row["T"] for row in rows}):
+        here = {(row["h"], row["steps"]): row for row in rows if row["T"] == T}
+        per_h = {}
+        for h in sorted({h for h, _ in here}):
+            steps = sorted(s for hh, s in here if hh == h)
+            entry = {"budgets": {}, "changes": {}, "stops_falling_at": None}
+            for s in steps:
+                seeds = here[(h, s)]["per_seed"]
+                entry["budgets"][str(s)] = {
+                    key: helpers.seed_stats([seed[key] for seed in seeds])
+                    for key in ("last", "best", "train")}
+            for before, after in zip(steps, steps[1:]):
+                change = log_change(here[(h, before)], here[(h, after)])
+                entry["changes"][f"{before}->{after}"] = change
+                if entry["stops_falling_at"] is None and change["verdict"] != "falls":
+                    entry["stops_falling_at"] = before
+            per_h[str(h)] = entry
+        largest = max(s for _, s in here)
+        ratios = {}
+        for h in sorted({h for h, s in here if s == largest}):
+            if (h + 1, largest) in here:
+                ratios[f"{h}/{h + 1}"] = log_change(here[(h + 1, largest)], here[(h, largest)])
+        found[str(T)] = {"by_h": per_h, "largest_budget": largest, "ratios_at_largest": ratios}
+    return found
+
+
+# %% [markdown]
+# ## Running it
+#
+# The search (when it runs) picks the recipe; the budgets train with it. Before training, the
+# next cell times the stacked seeds against the same seeds one after another, in one process
+# and alternated, at each $T$ of the run, so the speed-up quoted is measured on this machine.
+
+# %%
+def time_stacking(args, recipe, steps=200, repeats=2):
+    """Seconds per step of args.seeds models of h = D at each T: one after another
+    (train_regression) and stacked (train_ensemble), alternated `repeats` times; the ratio."""
+    timing = {}
+    for T in args.T:
+        train, valid, _ = model.make_data(T, args.D, args.n_train, args.n_valid, args.seed)
+        run = dict(model.RECIPE, h=args.D)
+        seconds = {"separate": [], "stacked": []}
+        for _ in range(repeats):
+            started = time.perf_counter()
+            for seed in range(args.seeds):
+                helpers.seed_everything(seed)
+                helpers.train_regression(model.build_model(run), train, valid, steps=steps,
+                                         batch_size=recipe["batch_size"], lr=recipe["lr"],
+                                         seed=seed)
+            seconds["separate"].append((time.perf_counter() - started) / steps)
+            started = time.perf_counter()
+            members = []
+            for seed in range(args.seeds):
+                helpers.seed_everything(seed)
+                members.append(model.build_model(run))
+            helpers.train_ensemble(members, list(range(args.seeds)), train, valid, steps=steps,
+                                   batch_size=recipe["batch_size"], lr=recipe["lr"])
+            seconds["stacked"].append((time.perf_counter() - started) / steps)
+        timing[str(T)] = {key: min(values) for key, values in seconds.items()}
+        timing[str(T)]["speed_up"] = timing[str(T)]["separate"] / timing[str(T)]["stacked"]
+        print(f"T = {T}: {args.seeds} seeds one after another {timing[str(T)]['separate']*1e3:.1f}"
+              f" ms per step, stacked {timing[str(T)]['stacked']*1e3:.1f} ms: "
+              f"{timing[str(T)]['speed_up']:.2f}x", flush=True)
+    return timing
+
+
+if __name__ == "__main__" and not args.replay:
+    recipe = {"batch_size": args.batch_size, "lr": args.lr}
+    if "search" in args.parts:
+        found = run.record(search(args))
+        recipe = found["search"]["pick"]
+    if "budget" in args.parts:
+        run.record({"recipe": recipe, "stacking": time_stacking(args, recipe)})
+        rows = budgets(args, recipe)
+        run.record({"budget": {"rows": rows, "verdicts": verdicts(rows, args)}})
+
+# %% [markdown]
+# ## Beside the paper
+#
+# Table 2 prints the mean over seeds at $E = 8h$ (our model), Table 3 the minimum over seeds at a
+# fixed $E = 32$, which is our model at $h = 4$ only. So: our mean beside Table 2's at every $h$,
+# our minimum beside Table 3's at $h = 4$, and the knee as the paper's tables give it (Table 2's
+# mean at $h = 3$ over $h = 4$).
+
+# %%
+def report(numbers):
+    """The search, then per T: each h at each budget (last min / mean, best min, training
+    mean), where it stops falling, the paper's numbers, and the ratios at the largest budget."""
+    if "search" in numbers:
+        print("search (T = %d, last model, mean log10 validation NMSE over h = D - 1 and D):"
+              % numbers["search"]["rows"][0]["T"])
+        for recipe in sorted(numbers["search"]["recipes"], key=lambda r: r["score"]):
+            print(f"  batch {recipe['batch_size']:>4}, lr {recipe['lr']:<6g} "
+                  f"{recipe['score']:+.2f}")
+        print(f"  pick: {numbers['search']['pick']}")
+    if "budget" not in numbers:
+        return
+    for T, found in numbers["budget"]["verdicts"].items():
+        print(f"T = {T} (recipe {numbers['recipe']}):")
+        for h, entry in found["by_h"].items():
+            paper_mean = engine.PAPER_TABLE_2.get(int(h), {}).get(int(T))
+            paper_min = engine.PAPER_TABLE_3.get(int(h), {}).get(int(T)) if h == "4" else None
+            for steps, stats in entry["budgets"].items():
+                print(f"  h = {h} {int(steps):>7} steps: valid last min {stats['last']['min']:.2e}"
+                      f" mean {stats['last']['mean']:.2e}; best min {stats['best']['min']:.2e};"
+                      f" train mean {stats['train']['mean']:.2e}")
+            for name, change in entry["changes"].items():
+                print("      " + helpers.describe_difference(f"log10 change {name}", change))
+            where = entry["stops_falling_at"]
+            print(f"      stops falling at: {where if where else 'not within these budgets'}"
+                  + (f"   [Table 2 mean {paper_mean:.2e}" if paper_mean else "")
+                  + (f", Table 3 min {paper_min:.2e}]" if paper_min else "]" if paper_mean else ""))
+        for name, ratio in found["ratios_at_largest"].items():
+            low, high = ratio["ci95"]
+            print(f"  at {found['largest_budget']} steps, NMSE h = {name.replace('/', ' over ')}:"
+                  f" {10 ** ratio['mean']:.3g}x [{10 ** low:.3g}, {10 ** high:.3g}]")
+
+
+def plot(numbers):
+    """Validation NMSE of the last model against the budget, one panel per T: the mean over
+    seeds (solid), the best checkpoint's mean (dotted), the training NMSE's mean (dashed);
+    Table 2's mean (x) and, at h = 4, Table 3's minimum (+) at the right edge."""
+    found = numbers["budget"]["verdicts"]
+    figure, axes = plt.subplots(1, len(found), figsize=(5.2 * len(found), 4), squeeze=False)
+    for axis, (T, by_T) in zip(axes[0], found.items()):
+        edge = by_T["largest_budget"] * 1.6
+        for k, (h, entry) in enumerate(by_T["by_h"].items()):
+            steps = [int(s) for s in entry["budgets"]]
+            for key, style in (("last", "o-"), ("best", ":"), ("train", "--")):
+                axis.loglog(steps, [entry["budgets"][str(s)][key]["mean"] for s in steps], style,
+                            color=f"C{k}", label=f"h = {h}" if key == "last" else None)
+            if int(T) in engine.PAPER_TABLE_2.get(int(h), {}):
+                axis.plot(edge, engine.PAPER_TABLE_2[int(h)][int(T)], "x", color=f"C{k}")
+            if h == "4":
+                axis.plot(edge, engine.PAPER_TABLE_3[4][int(T)], "+", color=f"C{k}", ms=10)
+        axis.set_title(f"T = {T}: solid valid (last), dotted best, dashed train", fontsize=9)
+        axis.set_xlabel("training steps (each its own schedule)")
+    axes[0][0].set_ylabel("mean NMSE over seeds (x: Table 2 mean, +: Table 3 min)")
+    axes[0][-1].legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+# %%
+if __name__ == "__main__":
+    numbers = run.numbers
+    if args.replay:
+        numbers = {}
+        for path in args.replay:
+            numbers |= plumbing.replay(path)     # the search's file, then the budgets' files
+    report(numbers)
+    if "budget" in numbers:
+        run.figure(plot(numbers), "02e_training_budget")
+
+# %% [markdown]
+# ## The run's file
+#
+# Every number above, with the flags that produced them and the run's wall time (a replay
+# writes nothing: its numbers are the committed files').
+
+# %%
+if __name__ == "__main__" and not args.replay:
+    run.finish()
