@@ -10,7 +10,8 @@ RATE_FROM_BETA = 10              # a: the rate in beta is fitted over beta >= 10
 PRINTED_BETAS = (10, 100, 1000)  # a: the columns of the printout (those among --betas)
 
 LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # b: the lengths where k is tabulated
-LOWER_BOUND_CASES = [(3, 4, 8), (1, 2, 2), (2, 4, 8), (3, 4, 2)]  # b: (s heads, D, head dim n)
+# b: (s heads, D, head dim n): the paper's D = 4, n = 8 with s = 3, 2, 1, and two small cases
+LOWER_BOUND_CASES = [(3, 4, 8), (2, 4, 8), (1, 4, 8), (1, 2, 2), (3, 4, 2)]
 COMPARED_CASE = (1, 2, 2)  # b: the (s, D, n) whose k the right panel sets beside gamma
 BARRON_GAMMA = 2           # b: the upper bound's exponent gamma for a finite Barron norm
 PAPER_LARGEST_T = 128      # b: the longest T of the paper's synthetic experiment (dotted line)

@@ -47,11 +47,12 @@ SETTINGS = {
                            "head counts trained at the largest budget only (the factor per head)"),
     "budgets": Setting([6000, 20000, 60000, 200000], [100, 300], ..., int_list,
                        "training steps of each budget, each with its own warm-up and cosine"),
-    "seeds": Setting(5, 2, ..., positive_int, "seeds per (T, h, budget), paired by data and "
+    "seeds": Setting(3, 2, 5, positive_int, "seeds per (T, h, budget), paired by data and "
                      "batch order"),
-    "batch_size": Setting(64, ..., ..., positive_int,
+    # The committed search's pick (results/02e_training_budget_parts_search.json):
+    "batch_size": Setting(256, 64, ..., positive_int,
                           "sequences per step of the budgets, when the search does not run"),
-    "lr": Setting(1e-2, ..., ..., positive_float,
+    "lr": Setting(3e-3, 1e-2, ..., positive_float,
                   "peak learning rate of the budgets, when the search does not run"),
     "search_batches": Setting([64, 256], [64], ..., int_list, "batch sizes the search tries"),
     "search_lrs": Setting([1e-3, 3e-3, 1e-2], [3e-3, 1e-2], ..., float_list,
@@ -123,7 +124,9 @@ def train_seeds(run):
         names=[f"T={run['T']} h={run['h']} steps={run['steps']} seed={s}" for s in seeds])
     per_seed = []
     for seed, fit in zip(seeds, fits):
-        curve = fit["history"] or [{"step": run["steps"], "valid_nmse": fit["valid_nmse"]}]
+        curve = list(fit["history"])
+        if not curve or curve[-1]["step"] != run["steps"]:      # the last model is a checkpoint
+            curve.append({"step": run["steps"], "valid_nmse": fit["valid_nmse"]})
         best = min(curve, key=lambda point: point["valid_nmse"])
         per_seed.append({"seed": seed, "last": fit["valid_nmse"], "best": best["valid_nmse"],
                          "best_step": best["step"], "train": fit["train_nmse"],
