@@ -41,6 +41,7 @@ SETTINGS = {
     "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D of the task, 1..4"),
     "lr": Setting(1e-2, ..., ..., positive_float,
                   "AdamW's peak learning rate, warm-up then cosine to zero (ours)"),
+    "batch_size": Setting(64, ..., ..., positive_int, "sequences per training step (ours)"),
     "seeds": Setting(2, 1, 3, positive_int, "seeds per (T, h)"),
     "steps": Setting(2000, 300, 20000, positive_int, "training steps per run"),
     "n_train": Setting(8000, 2000, ..., positive_int, "training sequences per T (Appendix B.1)"),
@@ -48,11 +49,10 @@ SETTINGS = {
 }
 HEAD_DIM = 8      # n, each head's dimension (the paper's)
 WIDTH = 32        # N, the hidden width of the encoder and read-out MLPs (the paper's)
-BATCH_SIZE = 64   # sequences per training step (ours)
 MAX_T = 1024      # the longest sequence a run may ask for
 # Our training recipe, which lessons 03 and 04 train with too: the sizes above, the default
 # learning rate, and no validation checkpoints (every run reports its last model).
-RECIPE = {"head_dim": HEAD_DIM, "width": WIDTH, "batch_size": BATCH_SIZE,
+RECIPE = {"head_dim": HEAD_DIM, "width": WIDTH, "batch_size": SETTINGS["batch_size"].default,
           "lr": SETTINGS["lr"].default, "evaluate_every": 0}
 PARTS = {"sweep": (), "attention": ("sweep",)}  # the attention maps read the sweep's models
 

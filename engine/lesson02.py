@@ -43,7 +43,8 @@ def base_run(args, recipe):
     """The settings every run of this invocation shares (a plain dict, for the process pool):
     the lesson's recipe with the flags' values, the task's default reading of the a_i."""
     task = helpers.load_concept("01_retrieval_task")
-    return dict(recipe, D=args.D, lr=args.lr, directions=task.DEFAULT_DIRECTIONS,
+    return dict(recipe, D=args.D, lr=args.lr, batch_size=args.batch_size,
+                directions=task.DEFAULT_DIRECTIONS,
                 steps=args.steps, n_train=args.n_train, n_valid=args.n_valid,
                 data_seed=args.seed, device=args.device)
 
