@@ -536,7 +536,7 @@ if __name__ == "__main__" and not training and "reversal" in args.parts:
 # | claim | paper's number (its statistic) | ours (same statistic, committed runs) | where we differ |
 # |---|---|---|---|
 # | the knee at $h = D$ with a fixed width (Table 3) | the minimum falls 160–840× at $h = 4$ | 26×, 15×, 9× ($T = 8, 32, 128$) | our level at the knee 60–900× higher |
-# | the knee moves with $D$ (Table 4) | 2,600–6,200× at $h = 3$ for $D = 3$ | 85×, 55×, 41× at $h = 3$ | the same knee, smaller drops |
+# | the knee moves with $D$ (Table 4) | 2,600×, 6,200×, 5,300× at $h = 3$ for $D = 3$ ($T = 8, 32, 128$) | 85×, 55×, 41× at $h = 3$ | the same knee, smaller drops |
 # | two layers: the knee at $L h \ge D$ (Table 5, Conjecture 1) | 29×, 63× at $h = 2$ ($T = 8, 32$) | 19×, 15×; 99× at $T = 8$ with 20,000 steps and lr 3e-3 | the same knee |
 # | each head below $D$ (Table 2, the paper's grid) | cuts the mean 8.7–13× | 2.0–4.4× (`--full`) | our $h \le 2$ lower, our $h = 3$ higher |
 # | $R(h) > 0$ first at $h = D$ (Fig. 2e) | from Table 2's means 0, 0, 0.057, 5.33, 4.46 | from our `--full` means 0, 0, 0.10, 0.95, 1.83 | our $h = 4$ value a fifth of the paper's |

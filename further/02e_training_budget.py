@@ -59,12 +59,14 @@ SETTINGS = {
                           "peak learning rates the search tries"),
     "search_steps": Setting(20000, 100, ..., positive_int, "steps of every search run"),
     "search_seeds": Setting(3, 2, ..., positive_int, "seeds of every search run"),
+    "timing_steps": Setting(300, 20, ..., positive_int,
+                            "steps of each timed training, stacked and one after another"),
     "replay": Setting(None, ..., ..., plumbing.path_list,
                       "draw these committed results files again instead of training"),
 }
 del SETTINGS["steps"]          # the budgets replace lesson 02's one step count
 CURVE_POINTS = 40              # validation checkpoints along each run, evenly spaced
-PARTS = {"search": (), "budget": ()}   # the budget part uses the search's pick when both run
+PARTS = {"search": (), "timing": (), "budget": ()}  # budget: the search's pick when both run
 
 NOTEBOOK_ARGS = ("--replay ../results/02e_training_budget_parts_search.json,"
                  "../results/02e_training_budget_parts_budget.json")
@@ -149,11 +151,15 @@ def run_cost(run):
     return run["T"] * run["steps"] * run["batch_size"] * run["seeds"]
 
 
+def mean_last(row):
+    """The mean over seeds of a row's last validation NMSE."""
+    return helpers.seed_stats([seed["last"] for seed in row["per_seed"]])["mean"]
+
+
 def run_label(row):
-    means = helpers.seed_stats([s["last"] for s in row["per_seed"]])["mean"]
     return (f"{row['part']:<6} T={row['T']:<4} h={row['h']} steps={row['steps']:<6} "
-            f"batch={row['batch_size']:<4} lr={row['lr']:g}  mean last valid NMSE {means:.2e} "
-            f"({row['seconds']:.0f} s)")
+            f"batch={row['batch_size']:<4} lr={row['lr']:g}  mean last valid NMSE "
+            f"{mean_last(row):.2e} ({row['seconds']:.0f} s)")
 
 
 # %% [markdown]
@@ -250,15 +256,18 @@ def verdicts(rows, args):
 # %% [markdown]
 # ## Running it
 #
-# The search (when it runs) picks the recipe; the budgets train with it. Before training, the
-# next cell times the stacked seeds against the same seeds one after another, in one process
-# and alternated, at each $T$ of the run, so the speed-up quoted is measured on this machine.
+# The search (when it runs) picks the recipe; the budgets train with it. The timing part trains
+# the seeds of $h = D$ for a few hundred steps at each $T$, stacked and one after another,
+# alternated in one process, so the speed-up quoted is measured on this machine.
 
 # %%
-def time_stacking(args, recipe, steps=200, repeats=2):
+def time_stacking(args, recipe, repeats=2):
     """Seconds per step of args.seeds models of h = D at each T: one after another
-    (train_regression) and stacked (train_ensemble), alternated `repeats` times; the ratio."""
-    timing = {}
+    (train_regression) and stacked (train_ensemble), alternated `repeats` times, the faster of
+    each; their ratio. On one thread, as each worker of a sweep on the CPU trains."""
+    timing, steps = {}, args.timing_steps
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     for T in args.T:
         train, valid, _ = model.make_data(T, args.D, args.n_train, args.n_valid, args.seed)
         run = dict(model.RECIPE, h=args.D)
@@ -284,6 +293,7 @@ def time_stacking(args, recipe, steps=200, repeats=2):
         print(f"T = {T}: {args.seeds} seeds one after another {timing[str(T)]['separate']*1e3:.1f}"
               f" ms per step, stacked {timing[str(T)]['stacked']*1e3:.1f} ms: "
               f"{timing[str(T)]['speed_up']:.2f}x", flush=True)
+    torch.set_num_threads(threads)
     return timing
 
 
@@ -292,8 +302,10 @@ if __name__ == "__main__" and not args.replay:
     if "search" in args.parts:
         found = run.record(search(args))
         recipe = found["search"]["pick"]
+    if "timing" in args.parts:
+        run.record({"stacking": time_stacking(args, recipe)})
     if "budget" in args.parts:
-        run.record({"recipe": recipe, "stacking": time_stacking(args, recipe)})
+        run.record({"recipe": recipe})
         rows = budgets(args, recipe)
         run.record({"budget": {"rows": rows, "verdicts": verdicts(rows, args)}})
 
@@ -313,9 +325,15 @@ def report(numbers):
         print("search (T = %d, last model, mean log10 validation NMSE over h = D - 1 and D):"
               % numbers["search"]["rows"][0]["T"])
         for recipe in sorted(numbers["search"]["recipes"], key=lambda r: r["score"]):
+            means = [f"h = {row['h']}: mean {mean_last(row):.2e}"
+                     for row in numbers["search"]["rows"]
+                     if (row["batch_size"], row["lr"]) == (recipe["batch_size"], recipe["lr"])]
             print(f"  batch {recipe['batch_size']:>4}, lr {recipe['lr']:<6g} "
-                  f"{recipe['score']:+.2f}")
+                  f"{recipe['score']:+.2f}   ({', '.join(means)})")
         print(f"  pick: {numbers['search']['pick']}")
+    for T, timing in numbers.get("stacking", {}).items():
+        print(f"T = {T}: the seeds one after another {timing['separate'] * 1e3:.1f} ms per step, "
+              f"stacked {timing['stacked'] * 1e3:.1f} ms: {timing['speed_up']:.2f}x")
     if "budget" not in numbers:
         return
     for T, found in numbers["budget"]["verdicts"].items():
@@ -339,29 +357,58 @@ def report(numbers):
                   f" {10 ** ratio['mean']:.3g}x [{10 ** low:.3g}, {10 ** high:.3g}]")
 
 
+def merged(numbers, more):
+    """The numbers of several runs of this study as one: the budgets' rows and verdicts of
+    every T; the rest from the first file that has it."""
+    together = dict(more) | dict(numbers)
+    if "budget" in numbers and "budget" in more:
+        together["budget"] = {
+            "rows": numbers["budget"]["rows"] + more["budget"]["rows"],
+            "verdicts": numbers["budget"]["verdicts"] | more["budget"]["verdicts"]}
+    if "stacking" in numbers and "stacking" in more:
+        together["stacking"] = more["stacking"] | numbers["stacking"]
+    return together
+
+
 def plot(numbers):
-    """Validation NMSE of the last model against the budget, one panel per T: the mean over
-    seeds (solid), the best checkpoint's mean (dotted), the training NMSE's mean (dashed);
-    Table 2's mean (x) and, at h = 4, Table 3's minimum (+) at the right edge."""
+    """Top, one panel per T: NMSE against the budget, means over seeds: the last model's
+    validation NMSE (solid), the best checkpoint's (dotted), the training NMSE (dashed), and at
+    the right edge Table 2's mean (x) and, at h = 4, Table 3's minimum (+). Bottom: the
+    validation NMSE along training at the largest budget (mean over seeds)."""
     found = numbers["budget"]["verdicts"]
-    figure, axes = plt.subplots(1, len(found), figsize=(5.2 * len(found), 4), squeeze=False)
-    for axis, (T, by_T) in zip(axes[0], found.items()):
+    figure, axes = plt.subplots(2, len(found), figsize=(5.2 * len(found), 7.6), squeeze=False)
+    for column, (T, by_T) in enumerate(found.items()):
+        top, bottom = axes[0][column], axes[1][column]
         edge = by_T["largest_budget"] * 1.6
         for k, (h, entry) in enumerate(by_T["by_h"].items()):
             steps = [int(s) for s in entry["budgets"]]
             for key, style in (("last", "o-"), ("best", ":"), ("train", "--")):
-                axis.loglog(steps, [entry["budgets"][str(s)][key]["mean"] for s in steps], style,
-                            color=f"C{k}", label=f"h = {h}" if key == "last" else None)
+                top.loglog(steps, [entry["budgets"][str(s)][key]["mean"] for s in steps], style,
+                           color=f"C{k}", label=f"h = {h}" if key == "last" else None)
             if int(T) in engine.PAPER_TABLE_2.get(int(h), {}):
-                axis.plot(edge, engine.PAPER_TABLE_2[int(h)][int(T)], "x", color=f"C{k}")
+                top.plot(edge, engine.PAPER_TABLE_2[int(h)][int(T)], "x", color=f"C{k}")
             if h == "4":
-                axis.plot(edge, engine.PAPER_TABLE_3[4][int(T)], "+", color=f"C{k}", ms=10)
-        axis.set_title(f"T = {T}: solid valid (last), dotted best, dashed train", fontsize=9)
-        axis.set_xlabel("training steps (each its own schedule)")
+                top.plot(edge, engine.PAPER_TABLE_3[4][int(T)], "+", color=f"C{k}", ms=10)
+            curve = mean_curve(numbers["budget"]["rows"], int(T), int(h), by_T["largest_budget"])
+            bottom.loglog(*zip(*curve), color=f"C{k}", label=f"h = {h}")
+        top.set_title(f"T = {T}: solid valid (last), dotted best, dashed train", fontsize=9)
+        top.set_xlabel("training steps (each its own schedule)")
+        bottom.set_title(f"T = {T}: validation NMSE along the {by_T['largest_budget']:,}-step run",
+                         fontsize=9)
+        bottom.set_xlabel("step")
     axes[0][0].set_ylabel("mean NMSE over seeds (x: Table 2 mean, +: Table 3 min)")
+    axes[1][0].set_ylabel("mean validation NMSE over seeds")
     axes[0][-1].legend(fontsize=7)
     figure.tight_layout()
     return figure
+
+
+def mean_curve(rows, T, h, steps):
+    """[(step, mean validation NMSE over seeds)] along the run of (T, h, steps)."""
+    row = next(r for r in rows if (r["T"], r["h"], r["steps"]) == (T, h, steps))
+    curves = [seed["curve"] for seed in row["per_seed"]]
+    return [(points[0]["step"], sum(p["valid_nmse"] for p in points) / len(points))
+            for points in zip(*curves)]
 
 
 # %%
@@ -369,11 +416,26 @@ if __name__ == "__main__":
     numbers = run.numbers
     if args.replay:
         numbers = {}
-        for path in args.replay:
-            numbers |= plumbing.replay(path)     # the search's file, then the budgets' files
+        for path in args.replay:                 # the search's file, then one per T
+            numbers = merged(numbers, plumbing.replay(path))
     report(numbers)
     if "budget" in numbers:
         run.figure(plot(numbers), "02e_training_budget")
+
+# %% [markdown]
+# ## Commands and files
+#
+#     python further/02e_training_budget.py --parts search              # the search (12 min on 2 cores)
+#     python further/02e_training_budget.py --parts budget              # T = 8, every budget
+#     python further/02e_training_budget.py --parts budget --T 32 --budgets 20000,60000
+#     python further/02e_training_budget.py --parts timing --T 8,32,128  # stacked against separate
+#     python further/02e_training_budget.py --full                      # all of it at T = 8, 32, 128, 5 seeds
+#     python further/02e_training_budget.py --quick                     # seconds; what the tests use
+#
+# Output (under runs/, which git ignores; `--out .` refreshes the committed files):
+# results/02e_training_budget<flags>.json, one row per (T, h, budget or search recipe) with each
+# seed's last and best validation NMSE, its training NMSE and its curve, and the verdicts;
+# figures/02e_training_budget<flags>.png.
 
 # %% [markdown]
 # ## The run's file
