@@ -321,6 +321,7 @@ class Run:
     def __init__(self, stem, args, parts=None, variant="", named=()):
         self.stem, self.args, self.numbers = stem, args, {}
         self.suffix = variant + output_suffix(args, parts, named)
+        provenance()  # read now, once per process: the code as it starts, not as it ends
         self.started = time.perf_counter()
         print(f"device: {args.device}   preset: {args.preset}", flush=True)
         if not in_notebook():

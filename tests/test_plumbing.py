@@ -263,3 +263,14 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
 def test_printed_paths_hold_no_machine_prefix():
     assert plumbing.shown_path(plumbing.ROOT / "runs" / "results" / "x.json") == \
         str(Path("runs") / "results" / "x.json")
+
+
+def test_provenance_is_read_when_a_run_starts(tmp_path, monkeypatch):
+    """A run records the commit and dirty state of the code it started with: an edit or a commit
+    made while it trains does not change what its JSON will say."""
+    plumbing.provenance.cache_clear()
+    args = plumbing.config({}, ["--out", str(tmp_path), "--device", "cpu"])
+    plumbing.Run("x", args)
+    at_start = plumbing.provenance.cache_info().currsize
+    plumbing.provenance.cache_clear()
+    assert at_start == 1
