@@ -162,7 +162,10 @@ if __name__ == "__main__" and "recipe" in args.parts:
 # at a smaller rate lowers the $h = 4$ minima 1.4–2.4× more and leaves $h = 3$ mixed; no recipe
 # reaches Table 3's $h = 4$ minima (the best one stays 5.4–34× above). The best recorded checkpoint is the last model to within
 # 1.3 % everywhere, so reporting the last model costs nothing here. Two seeds per cell and no
-# interval: read the recipes' order at $h = 3$ as a sign only.
+# interval: read the recipes' order at $h = 3$ as a sign only. Every curve still falls over its
+# last quarter, where the learning rate decays to zero, so one run's curve cannot say where
+# more steps would stop helping: study 02e (`further/02e_training_budget.py`) searches the
+# recipe with 3 seeds and trains each budget from scratch until the error stops falling.
 
 # %% [markdown]
 # ## Commands and files
