@@ -542,8 +542,9 @@ if __name__ == "__main__" and not training and "reversal" in args.parts:
 # | $R(h) > 0$ first at $h = D$ (Fig. 2e) | from Table 2's means 0, 0, 0.057, 5.33, 4.46 | from our `--full` means 0, 0, 0.10, 0.95, 1.83 | our $h = 4$ value a fifth of the paper's |
 #
 # Every variant has its largest drop of the minimum where the theory puts the knee; what differs
-# is the level at and above it, higher in ours at every depth, width and $D$, so our drops are
-# smaller. At the paper's grid the reversal appears from $h = 3$ in ours as in Table 2's means,
+# is the level at and above it, higher in ours at every depth, width and $D$ at these step
+# counts, so our drops are smaller. Trained to its end (study 02e, $T = 8$), our $h = 4$ minimum
+# reaches Table 3's level. At the paper's grid the reversal appears from $h = 3$ in ours as in Table 2's means,
 # weaker.
 
 # %%

@@ -64,6 +64,7 @@ REFUSED = {
     plumbing.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
     plumbing.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
     plumbing.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
+    plumbing.path_list: ["", ",", "a.json,", "a.json,,b.json"],
     None: ["", "no-such-value"],                                   # plain strings (--device)
 }
 SMALLEST = {plumbing.positive_int: "1", plumbing.int_list: "1", plumbing.positive_float: "1e-9",
