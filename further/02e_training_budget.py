@@ -483,7 +483,10 @@ if __name__ == "__main__":
 # Three seeds at $T = 8$ only: the $T = 32$ budgets did not finish in this session's compute
 # (`--T 32 --budgets 20000,50000 --heads-below 2` is the command), and $T = 128$ is left to a
 # larger machine. Stacking the 3 seeds trained 1.49× faster than one after another at $T = 8$
-# (the run's own timing, `stacking`).
+# (the run's own timing, `stacking`); timed again on an idle machine
+# (`results/02e_training_budget_T8-32-128_parts_timing.json`), it pays 1.28× at $T = 8$ and is
+# slower at $T = 32$ and 128 (0.91×, 0.83×) with batch 256 on one CPU thread, so on a CPU it
+# pays for the shortest sequences only.
 
 # %% [markdown]
 # ## Commands and files
