@@ -293,9 +293,9 @@ if __name__ == "__main__":
 #
 # The knee sits where the paper puts it, and the $h = D$ heads divide the $a_i$ among themselves.
 # At this lesson's 2,000 steps our errors at and above the knee are higher than the paper's, so
-# our drops are smaller. At $T = 8$ that is the budget, not the model: trained with a searched
-# recipe until the error stops falling (study 02e, below), our $h = 4$ minimum reaches Table 3's
-# level.
+# our drops are smaller. At $T = 8$ most of that gap is the training budget: trained with a
+# searched recipe until the error stops falling (study 02e, below; 3 seeds), our $h = 4$ minimum
+# reaches Table 3's level.
 
 # %% [markdown]
 # ## Going further
@@ -312,4 +312,4 @@ if __name__ == "__main__":
 # - [02e · The training budget](02e_training_budget.ipynb) (`further/02e_training_budget.py`):
 #   a recipe search, then $h = 3, 4, 5$ trained until the error stops falling, beside Tables 2
 #   and 3: at $T = 8$ the $h = 4$ error is not shown to fall after 20,000 steps, at 200,000 its
-#   minimum is at Table 3's level, and the knee is deeper than Table 2's.
+#   minimum is at Table 3's level, and each head below $D$ buys less than in Table 2.

@@ -298,8 +298,8 @@ class Ensemble(torch.nn.Module):
     Why it is the same as training them apart: the loss is the SUM of the members' losses, so
     each member's slice of a gradient is its own loss's gradient; AdamW and its weight decay
     act element by element, so each slice takes the step it would take alone. Only the order
-    of floating-point sums differs. On a CPU it pays because a small model's step is mostly
-    fixed cost per operation, which S members share (02e measures it)."""
+    of floating-point sums differs. It pays where a step is mostly fixed cost per operation,
+    which S members share: on a CPU for the smallest models only (02e measures it)."""
 
     def __init__(self, models):
         super().__init__()
@@ -358,13 +358,12 @@ def train_ensemble(models, seeds, train, valid, *, steps, batch_size, lr, weight
     results = []
     last_valid = evaluate_members(ensemble, valid)
     for i, model in enumerate(models):
-        chosen = best[i] if keep_best and histories[i] else ensemble.member(i)
-        model.load_state_dict(chosen)
+        selected = bool(keep_best and histories[i])                         # a best checkpoint
+        model.load_state_dict(best[i] if selected else ensemble.member(i))
         results.append({"train_nmse": evaluate_nmse(model, train),
-                        "valid_nmse": evaluate_nmse(model, valid) if keep_best and histories[i]
-                        else last_valid[i],
+                        "valid_nmse": evaluate_nmse(model, valid) if selected else last_valid[i],
                         "last_valid_nmse": last_valid[i], "history": histories[i],
-                        "selection": "best_checkpoint" if keep_best and histories[i] else "last",
+                        "selection": "best_checkpoint" if selected else "last",
                         "losses": losses[:, i]})
     return results
 
@@ -376,8 +375,9 @@ def evaluate_members(ensemble, data, batch_size=4096):
     size = len(ensemble.weights[0])
     was_training = ensemble.training
     ensemble.eval()
-    prediction = torch.cat([ensemble(x[i:i + batch_size].expand(size, *x[i:i + batch_size].shape))
-                            for i in range(0, len(y), batch_size)], dim=1)  # [S, n]
+    chunks = [x[i:i + batch_size] for i in range(0, len(y), batch_size)]
+    prediction = torch.cat([ensemble(chunk.expand(size, *chunk.shape)) for chunk in chunks],
+                           dim=1)                                           # [S, n]
     ensemble.train(was_training)
     return [nmse(p.cpu(), y.cpu()) for p in prediction]
 

@@ -265,7 +265,7 @@ def test_printed_paths_hold_no_machine_prefix():
         str(Path("runs") / "results" / "x.json")
 
 
-def test_provenance_is_read_when_a_run_starts(tmp_path, monkeypatch):
+def test_provenance_is_read_when_a_run_starts(tmp_path):
     """A run records the commit and dirty state of the code it started with: an edit or a commit
     made while it trains does not change what its JSON will say."""
     plumbing.provenance.cache_clear()
