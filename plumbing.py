@@ -17,13 +17,15 @@ the JSON with the wall time of the whole run.
     config(settings, argv, ...)    parse the flags; --quick/--full/QUICK=1 pick the preset
     refuse(flags, reason, ...)     the one-line, exit-2 answer of every pre-flight check
     Run                            the run: device line, record(), figure(), finish()
-    run_sweep                      independent training runs in CPU processes, costliest first
+    run_sweep                      independent training runs, costliest first, in CPU processes
+                                   where that works (sweep_path says which path and why)
     save_results, save_figure      atomic JSON (finite numbers only) and PNG under --out
     refuse_large_lemma9            04's memory guard: Lemma 9 networks that would not fit
 """
 
 import argparse
 import collections
+import contextlib
 import functools
 import json
 import math
@@ -375,7 +377,7 @@ def replay(path):
     training; prints which run wrote them (its command's flags and its wall time)."""
     if not Path(path).is_file():
         refuse("--replay", f"no results file at {path}")
-    written = json.loads(Path(path).read_text())
+    written = json.loads(Path(path).read_text(encoding="utf-8"))
     flags = " ".join(f"--{key}" for key in written["config"].get("changed", []))
     print(f"replaying {shown_path(path)}: written by {written['script']} "
           f"({written['config']['preset']} preset{', changed: ' + flags if flags else ''}) "
@@ -461,7 +463,7 @@ def provenance(root=None):
     def git(*command):
         try:
             done = subprocess.run(["git", *command], cwd=root, capture_output=True, text=True,
-                                  timeout=20)
+                                  timeout=20, encoding="utf-8")
         except (OSError, subprocess.SubprocessError):
             return None
         return done.stdout.strip() if done.returncode == 0 else None
@@ -484,7 +486,7 @@ def provenance(root=None):
 def cpu_model():
     """The processor's name (Linux: /proc/cpuinfo's model name), else what platform knows."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     except OSError:
@@ -515,7 +517,8 @@ def save_results(stem, numbers, args, wall_time_s):
     if bad:
         raise ValueError(f"{bad[0]} is {bad[1]}: refusing to write a non-finite number")
     path = folder / f"{stem}.json"
-    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False) as handle:
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, suffix=".tmp",
+                                     delete=False) as handle:
         json.dump(payload, handle, indent=1, allow_nan=False)
     os.chmod(handle.name, 0o644)  # readable like any other file (temporary files are private)
     os.replace(handle.name, path)
@@ -542,13 +545,61 @@ def numbered(train, item):
     return index, train(run)
 
 
+SPAWN_PAYS_AFTER_S = 20   # seconds of training left below which new processes cost more than
+                          # they save: each imports torch and the script first (about 3 s on
+                          # Linux, several on Windows), and a sweep needs time to win that back
+
+
+def loadable_by_a_new_process(train):
+    """True when a freshly started Python can import train: it lives in a module with a file
+    (a script, helpers, a lesson). A function defined in a notebook cannot be found there."""
+    function = train.func if isinstance(train, functools.partial) else train
+    module = sys.modules.get(getattr(function, "__module__", None))
+    return getattr(module, "__file__", None) is not None
+
+
+def sweep_path(device, workers, train):
+    """Where a sweep's runs train, and why: ("fork" | "spawn" | "here", the reason).
+
+    On the CPU every path trains each run on one thread, so a run's numbers do not depend on
+    the path. Linux starts workers by fork (they inherit what the parent imported). Windows
+    has no fork and macOS makes spawn its default (fork is unsafe there beside torch's
+    threads): there the workers are new processes that import the script — which a function
+    defined in a notebook cannot be, so a notebook there trains in its own process."""
+    if device != "cpu":
+        return "here", f"the runs go one after another on {device}, in this process"
+    if workers == 1:
+        return "here", "the runs go one after another in this process, on one thread"
+    method = multiprocessing.get_start_method()
+    if method == "fork":
+        return "fork", f"the runs train in {workers} forked processes, one thread each"
+    if loadable_by_a_new_process(train):
+        return "spawn", f"the runs train in {workers} new ({method}) processes, one thread each"
+    return "here", (f"the runs go one after another in this process, on one thread: new "
+                    f"({method}) processes cannot load a function defined in a notebook "
+                    f"(the script uses {workers} processes)")
+
+
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread inside the block, as each worker of a pool (then as before)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def run_sweep(runs, workers, train, label, cost, group=None):
-    """Train every run with train(run); on the CPU in `workers` processes with one thread each,
-    the costliest runs first by cost(run) (a guess at its seconds, only for scheduling). Returns
-    the results in the order of `runs`, however the workers happen to finish. Prints one line
-    per run, label(result), as each finishes; with group (a run -> the name of its group), one
-    line per group instead, label(the group's results), when its last run finishes."""
-    costliest_first = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
+    """Train every run with train(run), the costliest first by cost(run) (a guess at its
+    seconds, only for scheduling), on the path sweep_path picks; it prints one line saying
+    which. Where the workers would be new processes, the costliest run trains here first and
+    its time decides: they start only when the rest would take SPAWN_PAYS_AFTER_S or more.
+    Returns the results in the order of `runs`, however the workers happen to finish. Prints
+    one line per run, label(result), as each finishes; with group (a run -> the name of its
+    group), one line per group instead, label(the group's results), when its last run ends."""
+    queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]))   # costliest first
     started, results = time.perf_counter(), {}
     members = collections.defaultdict(list)                 # group -> the indices of its runs
     for index, run in enumerate(runs):
@@ -564,19 +615,34 @@ def run_sweep(runs, workers, train, label, cost, group=None):
             shown = [results[member] for member in members[name]] if group else result
             progress(printed, len(members), label(shown), started)
 
-    if workers > 1 and runs[0]["device"] == "cpu":
-        torch.optim.AdamW([torch.zeros(1, requires_grad=True)])  # its lazy imports, once, here:
-        context = multiprocessing.get_context("fork")  # the forked workers inherit them
-        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            for index, result in pool.imap_unordered(functools.partial(numbered, train),
-                                                     costliest_first):
+    device = runs[0]["device"]
+    workers = min(workers, len(runs))
+    path, why = sweep_path(device, workers, train)
+    if path == "spawn":                   # time the costliest run here: do new processes pay?
+        first = queue.pop(0)
+        with one_thread():
+            finished(*numbered(train, first))
+        seconds_left = ((time.perf_counter() - started) * sum(cost(run) for _, run in queue)
+                        / max(cost(first[1]), 1e-12))
+        if seconds_left < SPAWN_PAYS_AFTER_S:
+            path, why = "here", (f"the other runs go one after another in this process, on "
+                                 f"one thread: about {seconds_left:.0f} s of training left, too "
+                                 f"little for new processes to pay")
+        else:
+            why = why.replace("the runs", "the other runs")
+    print(why, flush=True)
+    if path == "here":
+        with contextlib.nullcontext() if device != "cpu" else one_thread():
+            for item in queue:
+                finished(*numbered(train, item))
+    elif queue:
+        if path == "fork":   # AdamW's lazy imports, once, here: the forked workers inherit them
+            torch.optim.AdamW([torch.zeros(1, requires_grad=True)])
+        context = multiprocessing.get_context(path)
+        with context.Pool(min(workers, len(queue)), initializer=torch.set_num_threads,
+                          initargs=(1,)) as pool:
+            for index, result in pool.imap_unordered(functools.partial(numbered, train), queue):
                 finished(index, result)
-    else:
-        if workers > 1:
-            print(f"on {runs[0]['device']} the runs go one after another in this process "
-                  f"(--workers sets CPU processes)", flush=True)
-        for item in costliest_first:
-            finished(*numbered(train, item))
     return [results[index] for index in range(len(runs))]
 
 

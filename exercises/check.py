@@ -10,23 +10,26 @@ and prints one line:
     [error]      1.1 NMSE: ZeroDivisionError: division by zero
 
 A student's code gets TIME_LIMIT seconds per check: it runs in a child process killed at the
-limit (os.fork: Linux, macOS), or, without fork (Windows), in a thread the check stops waiting
-for; either way no `except` in it can hold the check, and sys.exit() in it is one error line.
-Ctrl-C while a check waits ends the child too: no process is left running.
+limit where fork is Python's start method (Linux), or else in a thread the check stops waiting
+for (Windows has no fork; macOS has it, but forking a process with threads is unsafe there), and
+then says the code may run on. Either way no `except` in it can hold the check, and sys.exit(),
+exit() or os._exit() in it is one error line. Ctrl-C while a check waits ends the child too.
 An error names the input it was called on and the student's line. The answer itself is never
 printed, nor its distance (a wrong number says which way, and by a band of relative size),
 unless asked for: `check.reveal("2.2")`. `summary()` counts the latest result of each
-exercise, so running a cell again replaces its line. Written answers are not checked: no word list can tell
-a right sentence from a wrong one, so any answer is "[answered]", for discussion in class; the
-reference answer is in the teacher's version of the file.
+exercise, so running a cell again replaces its line. Written answers are not checked: no word
+list can tell a right sentence from a wrong one, so any answer is "[answered]", for discussion
+in class; the reference answer is in the teacher's version of the file.
 """
 import ast
 import contextlib
+import copy
 import inspect
 import io
 import json
 import linecache
 import math
+import multiprocessing
 import numbers
 import os
 import random
@@ -86,7 +89,7 @@ def check_clone_version(repository, made_from=MADE_FROM):
     try:
         head, head_time = subprocess.run(
             ["git", "log", "-1", "--format=%H %ct", "HEAD"], cwd=repository,
-            capture_output=True, text=True, timeout=20).stdout.split()
+            capture_output=True, text=True, timeout=20, encoding="utf-8").stdout.split()
         holds = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"],
                                cwd=repository, capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.SubprocessError, ValueError):
@@ -134,15 +137,22 @@ def _outcome(test, student):
     except StudentError as error:
         return "error", str(error)
     except SystemExit:
-        return "error", ("your code called sys.exit() or exit(), which would end the whole file: "
-                         "let the function return instead")
+        return "error", ("your code called sys.exit(), exit() or os._exit(), which would end the "
+                         "whole file: let the function return instead")
     except Exception as error:  # noqa: BLE001 — a check must never crash the student's file
         return "error", f"{type(error).__name__}: {error}{_where(error, student)}"
 
 
+def _fork_is_safe():
+    """True where fork is Python's start method (Linux): macOS has os.fork, but makes spawn its
+    default because a forked process with threads (a kernel's, torch's) can hang there."""
+    method = multiprocessing.get_start_method(allow_none=True)
+    return hasattr(os, "fork") and (method or multiprocessing.get_all_start_methods()[0]) == "fork"
+
+
 def _forked(job, limit):
     """job() in a child process that is killed after `limit` seconds, whatever the student's code
-    catches: (its value, what it printed), or None past the limit. Unix and macOS (os.fork)."""
+    catches: (its value, what it printed), or None past the limit. Where _fork_is_safe()."""
     sys.stdout.flush(), sys.stderr.flush()
     read, write = os.pipe()
     with warnings.catch_warnings():
@@ -202,24 +212,35 @@ def _end(pid):
         os.waitpid(pid, 0)
 
 
+def _refuse_exit(code=0):
+    """os._exit while a check runs in a thread: it would end the whole file with no word, so it
+    raises SystemExit, which the check reports as one line."""
+    raise SystemExit(code)
+
+
 def _threaded(job, limit):
-    """job() in a thread the check stops waiting for after `limit` seconds, where there is no
-    os.fork (Windows): (its value, ""), or None past the limit; the code may run on."""
+    """job() in a thread the check stops waiting for after `limit` seconds, where fork is not
+    safe (Windows, macOS): (its value, ""), or None past the limit; the code may run on."""
     done = []
     worker = threading.Thread(target=lambda: done.append(job()), daemon=True)
-    worker.start()
-    worker.join(limit)
+    real_exit, os._exit = os._exit, _refuse_exit
+    try:
+        worker.start()
+        worker.join(limit)
+    finally:
+        os._exit = real_exit
     return (done[0], "") if done else None
 
 
 def _run(number, title, test, student=None):
     """Run one check under the time limit; print and record one line; never raise."""
     job = lambda: _outcome(test, student)                        # noqa: E731
-    finished = (_forked if hasattr(os, "fork") else _threaded)(job, TIME_LIMIT)
+    forked = _fork_is_safe()
+    finished = (_forked if forked else _threaded)(job, TIME_LIMIT)
     if finished is None:
         status, line = "not yet", (f"stopped after {TIME_LIMIT} s, the check's time limit: does "
                                    f"your code finish?")
-        if not hasattr(os, "fork"):
+        if not forked:
             line += (" (it may still be running: restart the kernel, or stop the script, if the "
                      "machine slows down)")
     else:
@@ -418,7 +439,7 @@ def _committed(stem):
     if not path.exists():
         raise StudentError(f"your clone has no results/{stem}.json, which this check reads: it "
                            f"is older than the exercises; update it (git pull)")
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,20 +578,19 @@ def ex03_first_useful_T(student):
         code = student.__code__
         uses = "exponent_k" in code.co_names + code.co_freevars              # does it call 3.1?
         mine = _visible(student).get("exponent_k") if uses else None
-        for s, D, n in ((3, 4, 8), (1, 2, 2), (2, 4, 8), (1, 3, 1)):   # s < D: Theorem 2(2)
+        cases = ((3, 4, 8), (1, 2, 2), (2, 4, 8), (1, 3, 1))            # s < D: Theorem 2(2)
+        reference = bounds.lower_bound_exponent
+        if callable(mine) and any(not math.isclose(_number(mine(T, s, D, n), "3.1"),
+                                                   reference(T, s, D, n), abs_tol=1e-9)
+                                  for s, D, n in cases for T in (10, 130)):
+            raise NotYet("your exponent_k (3.1) is not right yet, and this answer uses it: "
+                         "fix 3.1 first")               # else a loop over T may never end
+        for s, D, n in cases:
             expected = bounds.first_nonvacuous_length(s, D, n)
-            if bounds.lower_bound_exponent(expected, s, D, n) <= 0:          # the definition
+            if reference(expected, s, D, n) <= 0:                            # the definition
                 raise RuntimeError("first_nonvacuous_length disagrees with k > 0")
-            try:
-                what = f"s={s}, D={D}, n={n}"
-                _close(expected, _call(student, what, s, D, n), what)
-            except NotYet as wrong:
-                reference = bounds.lower_bound_exponent
-                if callable(mine) and any(not math.isclose(_number(mine(T, s, D, n), "3.1"),
-                                                           reference(T, s, D, n), abs_tol=1e-9)
-                                          for T in (10, 130)):
-                    raise NotYet(f"{wrong}; your exponent_k (3.1) is not right yet: fix it first")
-                raise
+            what = f"s={s}, D={D}, n={n}"
+            _close(expected, _call(student, what, s, D, n), what)
     return _run("3.2", "where the lower bound stops being vacuous", test, student)
 
 
@@ -583,12 +603,14 @@ def ex03_hand_built_head(student):
             reference, cls = bounds.construction_layer(D)
             layer = model_file.AttentionLayer(2 * D, n_heads=D, head_dim=2)
             try:
-                student(layer, D)                            # it sets the layer's weights
+                returned = student(layer, D)                 # it sets the layer's weights ...
             except (NotImplementedError, NotYet):
                 raise
             except Exception as error:  # noqa: BLE001 — the student's, with its input
                 raise StudentError(f"{type(error).__name__}: {error} (on a layer with D={D})"
                                    f"{_where(error, student)}") from None
+            if isinstance(returned, torch.nn.Module):       # ... or returns a layer of its own
+                layer = returned
             tokens = torch.randn(4, 7, 2 * D, generator=torch.Generator().manual_seed(D))
             with torch.no_grad():
                 expected, _ = reference(cls.expand(4, 1, -1), tokens, 5.0)
@@ -807,11 +829,12 @@ def ex07_text_width_share(student):
         for text, what in cases + [(_text(), "the committed text run")]:
             if text is None:
                 continue
-            shares = _call(student, what, text)
+            expected_shares = _width_shares(text)       # before the student's code sees it
+            shares = _call(student, what, copy.deepcopy(text))
             if not isinstance(shares, dict):
                 raise NotYet(f"return a dict with one share per T ({what})")
             shares = {str(T): share for T, share in shares.items()}
-            for T, expected in _width_shares(text).items():
+            for T, expected in expected_shares.items():
                 if T not in shares:
                     raise NotYet(f"no share for T = {T} ({what})")
                 _close(expected, shares[T], f"T = {T}, {what}")

@@ -14,9 +14,14 @@ clone = os.environ.get("HEADS_REPOSITORY")           # a clone's path, when the 
 sys.path[:0] = [str(here)] + ([str(Path(clone).expanduser() / "exercises")] if clone else [])
 try:
     import check  # noqa: E402
-except ModuleNotFoundError:                          # a lone copy: one line, not a traceback
-    sys.stderr.write("this exercise needs check.py beside it or in $HEADS_REPOSITORY/exercises: "
-                     "put it back in its folder, or set HEADS_REPOSITORY=/path/to/your/clone\n")
+except ModuleNotFoundError as missing:               # one line, not a traceback
+    if missing.name == "check":                      # a lone copy of this file
+        sys.stderr.write("this exercise needs check.py beside it or in "
+                         "$HEADS_REPOSITORY/exercises: put it back in its folder, or set "
+                         "HEADS_REPOSITORY=/path/to/your/clone\n")
+    else:                                            # torch, numpy, ...: not this Python's
+        sys.stderr.write(f"{missing.name} is not installed in this Python ({sys.executable}): "
+                         f"activate the course's environment, or pick its kernel in Jupyter\n")
     raise SystemExit(2)
 import torch  # noqa: E402
 

@@ -71,12 +71,12 @@ def handout_files():
     which finds the repository from wherever the handout is put (or $HEADS_REPOSITORY)."""
     files = {}
     for source in sorted(HERE.glob("ex[0-9][0-9]_*.py")):
-        student = strip(source.read_text(), source.name)
+        student = strip(source.read_text(encoding="utf-8"), source.name)
         files[source.name] = student
         notebook = jupytext.reads(student, fmt="py:percent")
         notebook.metadata["kernelspec"] = KERNEL                          # opens in python3
         files[f"{source.stem}.ipynb"] = jupytext.writes(notebook, fmt="ipynb")
-    files["check.py"] = stamped((HERE / "check.py").read_text())
+    files["check.py"] = stamped((HERE / "check.py").read_text(encoding="utf-8"))
     return files
 
 
@@ -85,7 +85,7 @@ def stamped(check_text):
     handout is told to update (check.check_clone_version); unchanged outside git."""
     try:
         done = subprocess.run(["git", "log", "-1", "--format=%H %ct", "HEAD"], cwd=HERE,
-                              capture_output=True, text=True, timeout=20)
+                              capture_output=True, text=True, timeout=20, encoding="utf-8")
     except (OSError, subprocess.SubprocessError):
         return check_text
     if done.returncode != 0 or not done.stdout.strip():
@@ -109,8 +109,8 @@ def edited(folder, files):
             continue
         path = Path(folder) / name
         if path.exists():
-            same = (cell_sources(path.read_text()) == cell_sources(text)
-                    if name.endswith(".ipynb") else path.read_text() == text)
+            same = (cell_sources(path.read_text(encoding="utf-8")) == cell_sources(text)
+                    if name.endswith(".ipynb") else path.read_text(encoding="utf-8") == text)
             changed += [] if same else [name]
     return changed
 
@@ -124,7 +124,7 @@ def make_handout(folder, force=False):
     if changed and not force:
         raise FileExistsError(", ".join(changed))
     for name, text in files.items():
-        (folder / name).write_text(text)
+        (folder / name).write_text(text, encoding="utf-8")
     return [folder / name for name in files]
 
 

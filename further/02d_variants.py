@@ -290,7 +290,7 @@ def read_run(stem):
     ran with, as the plotting and printing read them."""
     path = RESULTS / f"{stem}.json"
     numbers = plumbing.replay(path)
-    flags = argparse.Namespace(**json.loads(path.read_text())["config"])
+    flags = argparse.Namespace(**json.loads(path.read_text(encoding="utf-8"))["config"])
     return numbers, flags
 
 

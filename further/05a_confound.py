@@ -157,7 +157,7 @@ def model_side_oracle(lesson):
 
 def run_oracle(args):
     """Part a's numbers, {"model_side": ...}: the lesson run's trained errors and the oracle."""
-    lesson = json.loads(lesson_file(args).read_text())
+    lesson = json.loads(lesson_file(args).read_text(encoding="utf-8"))
     trained = lesson["model_side"]
     return {"model_side": {"free": trained["free"], "capped": trained["capped"],
                            "oracle": model_side_oracle(lesson["config"])}}

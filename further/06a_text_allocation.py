@@ -217,7 +217,8 @@ def context_comparison(per_seed):
 def load_text(args):
     """(characters as ids, the alphabet, the whole text) of --text or the language reference,
     cut to --text-chars."""
-    text = args.text.read_text(errors="replace") if args.text else python_reference()
+    text = (args.text.read_text(errors="replace", encoding="utf-8") if args.text
+            else python_reference())
     data, alphabet = encode_text(text[: args.text_chars])
     return data, alphabet, text
 
@@ -337,7 +338,7 @@ def text_length_checks(args, windows):
         ("--text-chars", args.text_chars >= 20 * longest, "the 90/10 split needs at least "
          f"20 T characters for windows of {named}", 20 * longest),
         ("--text", args.text is None or args.text.is_file() and len(args.text.read_text(
-            errors="replace")) >= 20 * longest, "need a text file of at least "
+            errors="replace", encoding="utf-8")) >= 20 * longest, "need a text file of at least "
          f"{20 * longest} characters, got {args.text}", None)]
 
 

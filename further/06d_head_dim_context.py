@@ -636,7 +636,8 @@ def matching_control(replayed, control):
     if not Path(control).is_file():
         print(f"values' share: no control beside the replayed file ({Path(control).name})")
         return None
-    run_file, control_file = (json.loads(Path(path).read_text()) for path in (replayed, control))
+    run_file, control_file = (json.loads(Path(path).read_text(encoding="utf-8"))
+                              for path in (replayed, control))
     entry, fixed = run_file["head_dim_context"], control_file["head_dim_context"]
     differs = [key for key in TRAINING if run_file["config"][key] != control_file["config"][key]]
     if entry["value_dim"] is not None or fixed["value_dim"] != entry["head_dims"][-1] or not {

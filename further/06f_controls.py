@@ -65,7 +65,7 @@ def config(argv=None):
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06f_controls", args, PARTS)
-    lesson = json.loads(lesson_file(args).read_text())
+    lesson = json.loads(lesson_file(args).read_text(encoding="utf-8"))
 
 # %% [markdown]
 # ## a. The oracle: what $H$ heads can do at the budget, with nothing to train

@@ -155,7 +155,7 @@ def stdlib_pairs(modules=STDLIB_MODULES):
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import helpers; print(json.dumps("
             "helpers.load_concept('07a_text_retrieval').live_pairs(sys.argv[2:])))")
     done = subprocess.run([sys.executable, "-c", code, str(helpers.ROOT), *modules],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, encoding="utf-8")
     return [tuple(pair) for pair in json.loads(done.stdout)]
 
 

@@ -50,7 +50,8 @@ def notebook_run(tmp_path_factory, request):
 
     def run(stem):
         if stem not in done:
-            stems = [name for name in named if name not in done] or [stem]
+            stems = [name for name in named if name not in done]
+            stems += [stem] if stem not in stems else []
             saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND", "ARGS")}
             os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernels' env
             os.environ.pop("ARGS", None)                       # each notebook's own flags
@@ -62,7 +63,8 @@ def notebook_run(tmp_path_factory, request):
                     os.environ.pop(key, None) if value is None else os.environ.update({key: value})
             for name, notebook in notebooks.items():
                 written = out / "results" / f"{name}_quick.json"   # a replay: its analysis only
-                done[name] = json.loads(written.read_text()) if written.exists() else {}
+                done[name] = (json.loads(written.read_text(encoding="utf-8"))
+                              if written.exists() else {})
                 run.outputs[name] = [output for cell in notebook.cells
                                      for output in cell.get("outputs", [])]
         return done[stem]
@@ -100,13 +102,13 @@ def run_quick(name, out, *flags):
     run_in_process(name, "--quick", "--device", "cpu", "--out", str(out), *flags)
     written = sorted((Path(out) / "results").glob("*.json"))
     assert len(written) == 1, written
-    return json.loads(written[0].read_text())
+    return json.loads(written[0].read_text(encoding="utf-8"))
 
 
 def run_script(name, *flags, timeout=120):
     """Run a numbered script as a user would; returns the CompletedProcess."""
     return subprocess.run([sys.executable, str(helpers.script_path(name)), *flags], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, encoding="utf-8")
 
 
 def assert_rejected(name, flags, flag_name):
@@ -127,10 +129,10 @@ def git_tree(tmp_path):
     """A git repository of one committed file, and its commit."""
     root = tmp_path / "repo"
     root.mkdir()
-    (root / "a.py").write_text("x = 1\n")
+    (root / "a.py").write_text("x = 1\n", encoding="utf-8")
     for command in (["init", "-q"], ["add", "a.py"],
                     ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a"]):
         subprocess.run(["git", *command], cwd=root, check=True, capture_output=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                            text=True).stdout.strip()
+                            text=True, encoding="utf-8").stdout.strip()
     return root, commit

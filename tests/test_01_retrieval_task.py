@@ -104,7 +104,7 @@ def test_script_writes_json_and_figures(tmp_path):
     done = run_script("01_retrieval_task", "--quick", "--device", "cpu", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     payload = json.loads((tmp_path / "results" / "01_retrieval_task_quick.json")
-                         .read_text())  # a --quick run is named so
+                         .read_text(encoding="utf-8"))  # a --quick run is named so
     assert payload["config"]["preset"] == "quick" and payload["wall_time_s"] > 0
     assert len(list((tmp_path / "figures").glob("01_*.png"))) == 2
     assert "device: cpu" in done.stdout
@@ -147,7 +147,7 @@ def test_gaussian_directions_are_the_random_draws_unnormalised():
 
 # The files with a --directions row in their settings: 01 and the files that train on its task.
 WITH_DIRECTIONS = [script.stem for script in conftest.SCRIPTS if re.search(
-    r"""["']directions["']: *(task\.SETTINGS|Setting)\b""", script.read_text())]
+    r"""["']directions["']: *(task\.SETTINGS|Setting)\b""", script.read_text(encoding="utf-8"))]
 
 
 def test_the_task_s_trainers_have_a_directions_flag():

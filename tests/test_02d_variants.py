@@ -179,7 +179,7 @@ def test_main_quick(quick):
     out, result = quick
     assert set(result["reversal"]) == set(study.COMMITTED)
     for name, scores in result["reversal"].items():
-        committed = json.loads((RESULTS / f"{name}.json").read_text())
+        committed = json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
         if "reversal" in committed:        # the key the older runs carried: the same meaning
             for source, by_h in committed["reversal"].items():
                 assert scores[source] == pytest.approx(by_h), (name, source)
@@ -214,7 +214,7 @@ def test_each_named_command_reproduces_its_committed_run(stem, flags, tmp_path):
     lesson's default run is the lesson's own to check."""
     script = study if stem.startswith("02d") else model_file
     args = script.config([*shlex.split(flags), "--out", str(tmp_path)])
-    committed = json.loads((RESULTS / f"{stem}.json").read_text())["config"]
+    committed = json.loads((RESULTS / f"{stem}.json").read_text(encoding="utf-8"))["config"]
     ran = {**model_file.RECIPE, "directions": model_file.task.DEFAULT_DIRECTIONS,
            "total_width": None, "layers": 1, "block": "standard", "select": "last", **vars(args)}
     for name in SETTINGS_OF_A_RUN:
@@ -225,7 +225,7 @@ def test_each_named_command_reproduces_its_committed_run(stem, flags, tmp_path):
 
 
 def test_the_commands_table_names_each_run_with_its_flags():
-    text = helpers.script_path("02d_variants").read_text()
+    text = helpers.script_path("02d_variants").read_text(encoding="utf-8")
     for suffix, flags in study.VARIANTS.items():
         assert f"| `02d_variants{suffix}.json` | `{flags}` |" in text, suffix
     for suffix, flags in {**study.GRID, "_steps4000": study.DEFAULTS["_steps4000"]}.items():

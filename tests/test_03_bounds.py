@@ -68,7 +68,7 @@ def test_fit_slope_recovers_a_power_law():
 def test_the_printout_shows_the_cells_the_text_quotes(capsys):
     """Part a's printout of the committed run holds the beta = 10, 100 and 1000 cells of the
     shortest and longest T, as "What we saw" quotes them, and the fitted slopes."""
-    committed = json.loads((ROOT / "results" / "03_bounds.json").read_text())
+    committed = json.loads((ROOT / "results" / "03_bounds.json").read_text(encoding="utf-8"))
     engine.report_upper_bound(committed)
     printed = capsys.readouterr().out
     assert "every error within its bound: True" in printed

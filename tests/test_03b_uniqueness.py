@@ -33,7 +33,8 @@ def test_main_quick(notebook_run):
 
 
 def test_the_committed_run_holds_the_numbers_the_text_quotes():
-    rows = json.loads((ROOT / "results" / "03b_uniqueness.json").read_text())["corollary"]
+    path = ROOT / "results" / "03b_uniqueness.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))["corollary"]
     assert [row["condition_T"] for row in rows] == [250, 650, 1250, 2050]
     assert [row["k_exceeds_gamma_beyond_T"] for row in rows] == [56, 128, 224, 344]
     assert [round(row["k_at_condition_T"], 1) for row in rows] == [14.1, 21.6, 29.6, 37.8]

@@ -93,7 +93,7 @@ def quick(tmp_path_factory):
 
 def test_main_quick_writes_the_documented_format(quick):
     args = confound.config(["--quick"])
-    lesson = json.loads((ROOT / args.lesson_run).read_text())               # part a's run
+    lesson = json.loads((ROOT / args.lesson_run).read_text(encoding="utf-8"))  # part a's run
     oracle = quick["model_side"]["oracle"]
     for L in map(str, lesson["config"]["L"]):
         assert oracle["free"][L][str(lesson["config"]["match_rank"])] < 1e-6  # rank r: exact
@@ -118,7 +118,7 @@ def test_the_oracle_at_a_lesson_run_s_settings_is_the_lesson_s_target(tmp_path):
     lesson = helpers.load_concept("05_saturation").config(["--quick"])
     written = {"config": {**vars(lesson), "out": str(lesson.out)},
                "model_side": {"free": {}, "capped": {}}}
-    (tmp_path / "lesson.json").write_text(json.dumps(written))
+    (tmp_path / "lesson.json").write_text(json.dumps(written), encoding="utf-8")
     args = confound.config(["--quick", "--lesson-run", str(tmp_path / "lesson.json")])
     oracle = confound.run_oracle(args)["model_side"]["oracle"]
     x, M, value = saturation.match_task(lesson.n_valid, 32, saturation.DIM, lesson.match_rank,

@@ -146,7 +146,8 @@ def test_main_quick(notebook_run):
 def test_the_default_grid_shows_the_u_at_its_committed_depth():
     """The committed default: H = M at most 0.15 and at most a third of both ends, per the
     seeds' mean, and H = M lowest for every seed (study 06f tests the oracle's)."""
-    fixed = json.loads((ROOT / "results" / "06_allocation.json").read_text())["fixed_budget"]
+    path = ROOT / "results" / "06_allocation.json"
+    fixed = json.loads(path.read_text(encoding="utf-8"))["fixed_budget"]
     trained, M = fixed["trained"], str(fixed["M"])
     ends = [trained[str(fixed["H"][0])]["mean"], trained[str(fixed["H"][-1])]["mean"]]
     assert trained[M]["mean"] <= 0.15 and trained[M]["mean"] <= min(ends) / 3

@@ -209,7 +209,7 @@ def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
     assert committed.read_bytes() == before
     written = sorted(path.name for path in (tmp_path / "results").glob("*.json"))
     assert written == ["06b_ngram_analysis_of_06b_ngram_full.json"]
-    analysis = json.loads((tmp_path / "results" / written[0]).read_text())
+    analysis = json.loads((tmp_path / "results" / written[0]).read_text(encoding="utf-8"))
     trained = json.loads(before)["ngram"]["tasks"]["linear"]
     few, many = trained["16"]["trained"]["16"]["seeds"], trained["64"]["trained"]["64"]["seeds"]
     by_hand = sum(math.log10(a / b) for a, b in zip(few, many)) / len(few)

@@ -127,7 +127,7 @@ def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
     assert committed.read_bytes() == before
     written = sorted(path.name for path in (tmp_path / "results").glob("*.json"))
     assert written == ["06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json"]
-    analysis = json.loads((tmp_path / "results" / written[0]).read_text())
+    analysis = json.loads((tmp_path / "results" / written[0]).read_text(encoding="utf-8"))
     entry = json.loads(before)["saturation"]["2 layers (part c)"]
     keys = analysis["effective_keys"]["2 layers (part c)"]["1"]["trained"]
     by_hand = [math.exp(h * math.log(L)) for h, L in zip(entry["trained"]["1"]["entropy"],
@@ -150,8 +150,8 @@ def test_a_replay_rebuilds_the_seed_paired_change_of_the_effective_keys(tmp_path
                             "--out", str(tmp_path))
     analysis = json.loads((tmp_path / "results" /
                            "06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json")
-                          .read_text())
-    saturation = json.loads(committed.read_text())["saturation"]
+                          .read_text(encoding="utf-8"))
+    saturation = json.loads(committed.read_text(encoding="utf-8"))["saturation"]
     entry, per_head = saturation["2 layers (part c)"], saturation["tie_to_rank"]["entropy_per_head"]
     changes = analysis["effective_keys_longest_minus_shortest"]
     assert changes["4 layers"] is None

@@ -223,7 +223,8 @@ def test_the_committed_statistics_follow_from_their_bpc(name):
     """Every guard, gain and interaction a committed run stores is what head_dim_statistics makes
     of its stored per-seed bpc (a replay recomputes them the same way)."""
     import json
-    entry = json.loads((helpers.ROOT / "results" / f"{name}.json").read_text())["head_dim_context"]
+    path = helpers.ROOT / "results" / f"{name}.json"
+    entry = json.loads(path.read_text(encoding="utf-8"))["head_dim_context"]
     fresh = study.head_dim_statistics(entry["bpc"], entry["lengths"], entry["head_dims"])
     for key, value in fresh.items():
         assert json.loads(json.dumps(value)) == entry[key], key
@@ -255,7 +256,7 @@ def test_a_replay_writes_its_analysis_and_leaves_the_replayed_file_unchanged(rep
     assert before == (helpers.ROOT / "results" / copy.name).read_bytes()
     written = sorted(path.name for path in (out / "results").iterdir())
     assert written == ["06d_head_dim_context_analysis_of_06d_head_dim_context_full.json"]
-    analysis = json.loads((out / "results" / written[0]).read_text())
+    analysis = json.loads((out / "results" / written[0]).read_text(encoding="utf-8"))
     assert set(analysis) - RUN_KEYS == {"guards", "normalised_entropy", "values_share"}
     entry = json.loads(before)["head_dim_context"]
     keys = entry["effective_keys"]
@@ -264,7 +265,8 @@ def test_a_replay_writes_its_analysis_and_leaves_the_replayed_file_unchanged(rep
     change = analysis["normalised_entropy"]["16"]["2"]["change"]["16->256"]
     assert change["per_seed"] == pytest.approx(per_seed)
     assert change["ci95"] == pytest.approx(list(slow_interval(per_seed)[1:]))
-    control = json.loads((copy.parent / study.VALUES_FIXED_RUN).read_text())["head_dim_context"]
+    control_path = copy.parent / study.VALUES_FIXED_RUN
+    control = json.loads(control_path.read_text(encoding="utf-8"))["head_dim_context"]
     last, fixed = entry["bpc"]["last_quarter"]["64"], control["bpc"]["last_quarter"]["64"]
     part = [(a - b) - (c - e) for a, b, c, e in zip(last["2"], last["16"], fixed["2"], fixed["16"])]
     share = analysis["values_share"]["last_quarter"]["64"]
@@ -280,7 +282,7 @@ def test_the_guards_of_the_committed_run_16_to_256_spoke_under_two_scores_only(r
     import json
     _, _, out = replayed
     guards = json.loads((out / "results" / "06d_head_dim_context_analysis_of_06d_head_dim_context"
-                                           "_full.json").read_text())["guards"]
+                                           "_full.json").read_text(encoding="utf-8"))["guards"]
     assert guards["16->256"]["two_scores"] == {"scores": ["last_quarter", "whole"], "speaks": True}
     assert guards["16->256"]["three_scores"]["speaks"] is False
     assert guards["16->256"]["interaction"]["whole"]["verdict"] == "grows"

@@ -78,7 +78,7 @@ def test_main_quick(tmp_path):
                                                                    [1, 3], [1, 3]]
     evidence = helpers.load_concept("06e_allocation_rules").COMMITTED_EVIDENCE
     import json
-    committed = json.loads(evidence.read_text())
+    committed = json.loads(evidence.read_text(encoding="utf-8"))
     rows, fixed = result["rules"], committed["fixed_budget"]
     assert len(rows) == 1 + 2 * 2          # the uniform allocation is not in the lesson's run
     assert rows[0]["rule"] == study.FIXED_BUDGET_RULE

@@ -35,8 +35,8 @@ def test_no_match_baseline_is_the_best_linear_prediction_from_the_values(task):
 def test_the_committed_controls_stand_beside_the_committed_lesson_run():
     """The oracle is lowest at H = M in the committed run, and each task's right allocation
     lies below its no-match baseline; the trained numbers are the lesson's own."""
-    controls = json.loads((ROOT / "results" / "06f_controls.json").read_text())
-    lesson = json.loads((ROOT / "results" / "06_allocation.json").read_text())
+    controls = json.loads((ROOT / "results" / "06f_controls.json").read_text(encoding="utf-8"))
+    lesson = json.loads((ROOT / "results" / "06_allocation.json").read_text(encoding="utf-8"))
     fixed = controls["fixed_budget"]
     assert fixed["trained"] == lesson["fixed_budget"]["trained"]
     assert fixed["best_H_oracle"] == fixed["M"] and fixed["oracle"][str(fixed["M"])] < 0.01

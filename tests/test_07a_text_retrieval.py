@@ -63,7 +63,7 @@ def test_the_text_split_and_negatives_are_the_same_in_a_fresh_process():
     here = hashlib.md5(str((first["train"].tolist(), first["order"][:, :63].tolist()))
                        .encode()).hexdigest()
     fresh = subprocess.run([sys.executable, "-c", SPLIT_DIGEST], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=120, encoding="utf-8")
     assert fresh.stdout.strip() == here, fresh.stderr
 
 

@@ -71,7 +71,7 @@ def test_cifar10_run_with_a_corrupt_archive_ends_in_one_line_exit_2(tmp_path):
     write_tiny_cifar(tmp_path)
     done = subprocess.run([sys.executable, str(ROOT / "further" / "07b_cifar10.py"), "--quick",
                            "--data-dir", str(tmp_path), "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, encoding="utf-8")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "--data-dir" in done.stderr
     assert "corrupt" in done.stderr

@@ -25,5 +25,5 @@ def test_quick_preset_runs_on_cuda(script, tmp_path):
     written = list((tmp_path / "results").glob("*.json"))
     assert written
     for path in written:
-        payload = json.loads(path.read_text())
+        payload = json.loads(path.read_text(encoding="utf-8"))
         assert payload["device"] == ("cpu" if script.startswith("01") else "cuda")

@@ -47,7 +47,7 @@ def check_lines(output):
 
 
 def test_there_are_at_least_ten_exercises_each_with_a_check():
-    text = "".join(path.read_text() for path in EXERCISES)
+    text = "".join(path.read_text(encoding="utf-8") for path in EXERCISES)
     checks = load(ROOT / "exercises" / "check.py", "check_module")
     names = [name for name in dir(checks) if name.startswith("ex0")]
     assert len(EXERCISES) == 7 and len(names) >= 20
@@ -88,7 +88,7 @@ def test_handout_notebooks_match_their_scripts(path, student_folder):
     nbformat.validate(notebook)
     assert not any(cell.get("outputs") for cell in notebook.cells)         # made without outputs
     assert notebook.metadata.kernelspec.name == "python3"
-    script = (student_folder / path.name).read_text()
+    script = (student_folder / path.name).read_text(encoding="utf-8")
     assert all(cell.source.strip() in script for cell in notebook.cells if cell.source.strip()
                and cell.cell_type == "code")
 
@@ -106,17 +106,18 @@ def test_a_handout_notebook_executes(student_folder):
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
 def test_no_solution_line_survives_in_the_handout(path, student_folder):
-    reference = path.read_text().splitlines()
+    reference = path.read_text(encoding="utf-8").splitlines()
     inside, outside, hidden = False, set(), set()
     for line in reference:
         if handout.MARKER.match(line):
             inside = "BEGIN" in line
             continue
         (hidden if inside else outside).add(line.strip())
-    student = {line.strip() for line in (student_folder / path.name).read_text().splitlines()}
+    student_text = (student_folder / path.name).read_text(encoding="utf-8")
+    student = {line.strip() for line in student_text.splitlines()}
     leaked = {line for line in hidden - outside if line} & student
     assert not leaked
-    assert "### BEGIN" not in (student_folder / path.name).read_text()
+    assert "### BEGIN" not in (student_folder / path.name).read_text(encoding="utf-8")
 
 
 def wrong(name):
@@ -162,13 +163,30 @@ def wrong(name):
                 wide["per_seed"], text["train_gain_with_heads"]["fixed-width"][T]["per_seed"]))
                 / sum(wide["per_seed"]) for T, wide in text["train_gain_with_heads"][
                     "fixed-head-dim"].items()},
-            lambda text: {"16": 0.5, "32": 2 / 3}],
-    }.get(name)
+            lambda text: {"16": 0.5, "32": 2 / 3},
+            lambda text: (text["train_gain_with_heads"]["fixed-head-dim"].clear(), {})[1]],
+    }.get(name)          # the last one empties its input: the check's reference comes first
+
+
+def new_hand_built_layer(layer, D):
+    """A right 3.3 that builds a layer of its own and returns it, leaving the given one alone."""
+    import torch
+    built = type(layer)(2 * D, n_heads=D, head_dim=2)
+    with torch.no_grad():
+        for weight in (built.W_Q, built.W_K, built.W_V):
+            weight.zero_()
+        for i in range(D):
+            built.W_Q[i, 0, 0] = 1.0
+            built.W_K[i, 0, 2 * i], built.W_K[i, 0, 2 * i + 1] = -1.0, 1.0
+            built.W_V[i, 0, 2 * i], built.W_V[i, 1, 2 * i + 1] = 1.0, 1.0
+        built.W_O.weight.copy_(torch.eye(2 * D))
+    return built
 
 
 def right(name):
     """Right answers in other forms than the reference's, which must be accepted."""
     return {
+        "ex03_hand_built_head": [new_hand_built_layer],
         "ex02_knee_for_D3": ["3", 3.0, " 3 "],
         "ex05_softmax_band": [lambda B, L: (math.exp(-B) / (math.exp(-B) + (L - 1) * math.exp(B)),
                                             math.exp(B) / (math.exp(B) + (L - 1) * math.exp(-B)))],
@@ -250,6 +268,19 @@ def test_a_right_3_2_on_a_wrong_3_1_points_at_3_1(capsys):
     assert "exponent_k (3.1)" in capsys.readouterr().out
 
 
+def test_a_right_3_2_on_a_3_1_that_never_turns_positive_is_told_to_fix_3_1(capsys, monkeypatch):
+    """A right 3.2 loops until k > 0; on a 3.1 that never gets there it would run to the limit
+    and ask "does your code finish?". It is told about 3.1 at once."""
+    import time
+    checks = check_module("check_never_positive")
+    monkeypatch.setattr(checks, "TIME_LIMIT", 5)
+    started = time.monotonic()
+    assert checks.ex03_first_useful_T(first_useful_T_on(lambda T, s, D, n: -1.0)) == "not yet"
+    assert time.monotonic() - started < 4
+    said = capsys.readouterr().out
+    assert "fix 3.1 first" in said and "time limit" not in said
+
+
 def test_a_never_ending_answer_is_stopped_by_the_time_limit(capsys, monkeypatch):
     checks = check_module("check_loop")
     monkeypatch.setattr(checks, "TIME_LIMIT", 1)
@@ -298,8 +329,8 @@ def test_stripper_keeps_indentation_and_names_the_answer():
 def test_command_line_refuses_bad_markers_in_one_line(tmp_path, monkeypatch, capsys):
     source = tmp_path / "source"
     source.mkdir()
-    (source / "ex01_bad.py").write_text("### BEGIN SOLUTION\nx = 1\n")
-    (source / "check.py").write_text("REPOSITORY = None\n")
+    (source / "ex01_bad.py").write_text("### BEGIN SOLUTION\nx = 1\n", encoding="utf-8")
+    (source / "check.py").write_text("REPOSITORY = None\n", encoding="utf-8")
     monkeypatch.setattr(handout, "HERE", source)
     with pytest.raises(SystemExit) as stopped:
         handout.main([str(tmp_path / "out")])
@@ -323,7 +354,7 @@ def run_as_student(path, cwd, **environment):
     """`python path` in a fresh process, as a student runs it: (exit code, stdout, stderr)."""
     env = {key: value for key, value in os.environ.items() if key != "HEADS_REPOSITORY"}
     done = subprocess.run([sys.executable, str(path)], cwd=cwd, capture_output=True, text=True,
-                          env={**env, **environment}, timeout=120)
+                          env={**env, **environment}, timeout=120, encoding="utf-8")
     return done.returncode, done.stdout, done.stderr
 
 
@@ -341,7 +372,8 @@ def test_a_handout_moved_into_another_clone_reads_that_clone(tmp_path):
     assert lines and all(line.startswith("[to do]") for line in lines), lines
     for result in (tmp_path / "b" / "results").glob("07_real_data*.json"):
         result.unlink()                                                     # B is what it reads
-    exercise.write_text(exercise.read_text().replace("_is_clear = None", "_is_clear = True"))
+    answered = exercise.read_text(encoding="utf-8").replace("_is_clear = None", "_is_clear = True")
+    exercise.write_text(answered, encoding="utf-8")
     code, out, _ = run_as_student(exercise, cwd=tmp_path)
     assert any(line.startswith("[error]") and "7.1" in line for line in check_lines(out)), out
 
@@ -360,15 +392,16 @@ def test_a_second_handout_keeps_students_work(tmp_path, capsys):
     folder = tmp_path / "handout"
     handout.main([str(folder)])
     handout.main([str(folder)])                                # unchanged files: rewritten freely
-    work = (folder / "ex01_retrieval.py").read_text() + "\nmy_work = 1\n"
-    (folder / "ex01_retrieval.py").write_text(work)
+    work = (folder / "ex01_retrieval.py").read_text(encoding="utf-8") + "\nmy_work = 1\n"
+    (folder / "ex01_retrieval.py").write_text(work, encoding="utf-8")
     with pytest.raises(SystemExit) as stopped:
         handout.main([str(folder)])
-    assert stopped.value.code == 2 and (folder / "ex01_retrieval.py").read_text() == work
+    assert stopped.value.code == 2
+    assert (folder / "ex01_retrieval.py").read_text(encoding="utf-8") == work
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and "ex01_retrieval.py" in error[0] and "--force" in error[0]
     handout.main([str(folder), "--force"])
-    assert "my_work" not in (folder / "ex01_retrieval.py").read_text()
+    assert "my_work" not in (folder / "ex01_retrieval.py").read_text(encoding="utf-8")
 
 
 def test_written_answers_are_answered_and_said_to_be_unchecked(capsys):
@@ -512,6 +545,67 @@ def test_without_fork_or_outside_the_main_thread_a_check_still_returns(capsys, m
     assert capsys.readouterr().out.count("time limit") == 2
 
 
+def test_on_macos_a_check_runs_in_a_thread_and_says_the_code_may_run_on(capsys, monkeypatch):
+    """macOS has os.fork but makes spawn Python's start method (a forked process with threads
+    can hang there): the check must not fork, and still stops waiting at the limit."""
+    import multiprocessing
+    import time
+    checks = check_module("check_macos")
+    monkeypatch.setattr(checks, "TIME_LIMIT", 1)
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda allow_none=False: "spawn")
+    assert hasattr(os, "fork") and not checks._fork_is_safe()
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("the check forked on macOS"))
+
+    def nmse(prediction, target):
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            pass
+        return 0.0
+
+    started = time.monotonic()
+    assert checks.ex01_nmse(nmse) == "not yet"
+    assert time.monotonic() - started < 2.5
+    assert "may still be running" in capsys.readouterr().out
+
+
+def test_os_exit_on_the_thread_path_is_one_line_and_the_file_goes_on(tmp_path):
+    """Without fork (Windows) the student's code runs in a thread of the file's own process,
+    where os._exit() would end the file with no word. Run on a simulated Windows."""
+    script = tmp_path / "student.py"
+    script.write_text(
+        "import os, sys\n"
+        f"sys.path.insert(0, {str(ROOT / 'exercises')!r})\n"
+        "import check\n"
+        "check.ex01_nmse(lambda prediction, target: os._exit(3))\n"
+        "print('the file goes on')\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "simulated_os.py"), "windows",
+                           str(script)], capture_output=True, text=True, timeout=120,
+                          encoding="utf-8", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = check_lines(done.stdout)
+    assert len(lines) == 1 and lines[0].startswith("[error]") and "os._exit()" in lines[0]
+    assert done.stdout.rstrip().endswith("the file goes on")
+
+
+def test_a_missing_library_is_named_with_what_to_do(tmp_path):
+    """torch not importable (the environment not activated, or Jupyter's kernel not the
+    course's): one line naming torch and the fix, not "needs check.py beside it"."""
+    script = tmp_path / "no_torch.py"
+    script.write_text(
+        "import runpy, sys\n"
+        "class NoTorch:                               # import torch fails, as without it\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'torch':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        f"runpy.run_path({str(ROOT / 'exercises' / 'ex03_bounds.py')!r}, run_name='__main__')\n",
+        encoding="utf-8")
+    code, out, err = run_as_student(script, cwd=tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("torch is not installed in this Python") and "activate" in err
+    assert "check.py" not in err
+
+
 def test_sys_exit_is_an_error_line_and_the_file_goes_on(capsys):
     checks = check_module("check_exit")
 
@@ -585,15 +679,15 @@ def nmse(prediction, target):
             pass
 
 check.ex01_nmse(nmse)
-""")
+""", encoding="utf-8")
     student = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True)
+                               start_new_session=True, encoding="utf-8")
     deadline = time.monotonic() + 60
-    while not pid_file.exists() or not pid_file.read_text():
+    while not pid_file.exists() or not pid_file.read_text(encoding="utf-8"):
         assert time.monotonic() < deadline and student.poll() is None, student.communicate()
         time.sleep(0.1)
-    child = int(pid_file.read_text())
+    child = int(pid_file.read_text(encoding="utf-8"))
     os.killpg(student.pid, signal.SIGINT)
     out, err = student.communicate(timeout=10)
     assert "KeyboardInterrupt" in err and "BrokenPipe" not in err, err
@@ -629,7 +723,8 @@ def test_a_library_s_not_implemented_error_is_an_error_and_a_leftover_stub_is_na
         capsys, tmp_path):
     checks = check_module("check_not_implemented")
     library = tmp_path / "some_library.py"
-    library.write_text("def kernel(x):\n    raise NotImplementedError('no kernel for this dtype')\n")
+    library.write_text("def kernel(x):\n    raise NotImplementedError('no kernel for this dtype')\n",
+                       encoding="utf-8")
     sys.path.insert(0, str(tmp_path))
     try:
         import some_library
@@ -691,13 +786,13 @@ def test_a_clone_older_than_the_handout_is_told_to_update(tmp_path):
     a clone at or after it passes; a missing lesson says to update, not a traceback."""
     repository, head = conftest.git_tree(tmp_path)
     head_time = int(subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=repository,
-                                   capture_output=True, text=True).stdout)
+                                   capture_output=True, text=True, encoding="utf-8").stdout)
     checks = check_module("check_version")
     checks.check_clone_version(repository, (head, head_time))         # the same commit: passes
     with pytest.raises(SystemExit) as stopped:                        # a newer commit it lacks
         checks.check_clone_version(repository, ("0" * 40, head_time + 3600))
     assert stopped.value.code == 2
-    stamped = handout.stamped((ROOT / "exercises" / "check.py").read_text())
+    stamped = handout.stamped((ROOT / "exercises" / "check.py").read_text(encoding="utf-8"))
     assert "MADE_FROM = None" not in stamped and 'MADE_FROM = ("' in stamped
     made_from = stamped.split("MADE_FROM = ", 1)[1].split("#")[0]
     assert made_from.strip().startswith('("') and made_from.strip().endswith(")")
@@ -707,7 +802,7 @@ def test_a_shallow_clone_newer_than_the_handout_passes(tmp_path):
     """`git clone --depth 1` of a newer commit lacks the handout's commit but is newer: it
     passes; the same shallow clone of a commit older than the handout's stops in one line."""
     repository, first = conftest.git_tree(tmp_path)
-    (repository / "a.py").write_text("x = 2\n")
+    (repository / "a.py").write_text("x = 2\n", encoding="utf-8")
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "b",
                     "--date", "2030-01-01T00:00:00"], cwd=repository, check=True,
                    env={**os.environ, "GIT_COMMITTER_DATE": "2030-01-01T00:00:00"})
@@ -715,7 +810,7 @@ def test_a_shallow_clone_newer_than_the_handout_passes(tmp_path):
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repository}", str(shallow)],
                    check=True)
     first_time = int(subprocess.run(["git", "log", "-1", "--format=%ct", first], cwd=repository,
-                                    capture_output=True, text=True).stdout)
+                                    capture_output=True, text=True, encoding="utf-8").stdout)
     checks = check_module("check_shallow")
     checks.check_clone_version(shallow, (first, first_time))          # older handout: passes
     with pytest.raises(SystemExit):

@@ -155,7 +155,7 @@ def assert_finite_run(script, argv, out):
     written = list((out / "results").glob("*.json"))
     assert written, f"{script} {' '.join(argv)} wrote no results"
     for path in written:
-        json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(
+        json.loads(path.read_text(encoding="utf-8"), parse_constant=lambda name: pytest.fail(
             f"{script} {' '.join(argv)}: {name} in {path.name}"))
 
 
@@ -200,7 +200,7 @@ def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
         assert flag in stderr, f"{argv}: the message does not name {flag}: {stderr}"
     if kind is Path:
         folder, empty = tmp_path / "a-folder", tmp_path / "empty.txt"
-        folder.mkdir(), empty.write_text("")
+        folder.mkdir(), empty.write_text("", encoding="utf-8")
         edges = [str(folder), str(empty), str(tmp_path / "missing" / "x.txt")]
     else:
         edges = [SMALLEST[kind]] if kind in SMALLEST else []
@@ -252,7 +252,7 @@ def test_a_refusal_from_the_real_command_line(tmp_path):
     """One real command line, to prove the in-process calls above behave like it."""
     done = subprocess.run([sys.executable, str(ROOT / "02_multihead_model.py"), "--quick",
                            "--n-valid", "1", "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, encoding="utf-8")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "--n-valid" in done.stderr and "smallest accepted: 2" in done.stderr
     assert not (tmp_path / "results").exists()
@@ -273,13 +273,13 @@ def test_a_default_run_writes_where_git_does_not_look(script):
 
 def test_a_quick_run_with_the_default_output_leaves_git_status_clean():
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
-                            text=True).stdout
+                            text=True, encoding="utf-8").stdout
     written = plumbing.RUNS / "results" / "03_bounds_quick_parts_b.json"   # a partial run: its
     written.unlink(missing_ok=True)                                          # own file name
     done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--parts", "b"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, encoding="utf-8")
     assert done.returncode == 0, done.stderr
     assert written.exists()
     after = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
-                           text=True).stdout
+                           text=True, encoding="utf-8").stdout
     assert after == before

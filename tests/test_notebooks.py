@@ -118,7 +118,7 @@ def test_importing_a_file_trains_nothing_and_takes_under_a_second():
     run_sweep would raise), in under a second once torch and matplotlib are imported."""
     done = subprocess.run([sys.executable, "-c", IMPORT_TIMES, str(ROOT),
                            *(script.stem for script in SCRIPTS)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, encoding="utf-8")
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
     assert [row[0] for row in rows] == [script.stem for script in SCRIPTS]

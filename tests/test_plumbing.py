@@ -1,5 +1,6 @@
 """plumbing.py: the settings table, presets, refusals, parts, file names, the run's files."""
 import argparse
+import functools
 import json
 import math
 import subprocess
@@ -91,7 +92,7 @@ def test_seed_range_and_sizes_of_one_sample(tmp_path, capsys):
 
 
 def test_out_that_is_a_file_is_refused(tmp_path, capsys):
-    (tmp_path / "a-file").write_text("")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
     for out in (tmp_path / "a-file", tmp_path / "a-file" / "below"):
         with pytest.raises(SystemExit):
             config("--out", str(out))
@@ -122,7 +123,7 @@ def test_file_names_say_what_differs_from_the_default_run(monkeypatch):
 def test_save_results_is_atomic_and_complete(tmp_path):
     args = config("--quick", "--out", str(tmp_path))
     path = plumbing.save_results("00_test", {"answer": 42}, args, wall_time_s=1.234)
-    payload = json.loads(path.read_text())
+    payload = json.loads(path.read_text(encoding="utf-8"))
     assert payload["answer"] == 42 and payload["wall_time_s"] == 1.23
     assert payload["config"]["T"] == [8] and payload["device"] and payload["torch_version"]
     assert [p.name for p in path.parent.iterdir()] == ["00_test.json"]  # no temporary left
@@ -134,20 +135,20 @@ def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
     Versions and machine always."""
     root, commit = conftest.git_tree(tmp_path)
     (root / "results").mkdir()
-    (root / "results" / "old.json").write_text("{}")
+    (root / "results" / "old.json").write_text("{}", encoding="utf-8")
     subprocess.run(["git", "add", "results"], cwd=root, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m",
                     "r"], cwd=root, check=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                            text=True).stdout.strip()
+                            text=True, encoding="utf-8").stdout.strip()
     plumbing.provenance.cache_clear()
     clean = plumbing.provenance(root)
     assert clean["commit"] == commit and clean["dirty"] is False
-    (root / "results.json").write_text("{}")
-    (root / "results" / "old.json").write_text('{"rerun": 1}')
+    (root / "results.json").write_text("{}", encoding="utf-8")
+    (root / "results" / "old.json").write_text('{"rerun": 1}', encoding="utf-8")
     plumbing.provenance.cache_clear()
     assert plumbing.provenance(root)["dirty"] is False
-    (root / "a.py").write_text("x = 2\n")
+    (root / "a.py").write_text("x = 2\n", encoding="utf-8")
     plumbing.provenance.cache_clear()
     assert plumbing.provenance(root)["dirty"] is True
     outside = tmp_path / "not_git"
@@ -163,7 +164,8 @@ def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
 
 def test_every_run_records_its_provenance(tmp_path):
     args = config("--quick", "--out", str(tmp_path))
-    payload = json.loads(plumbing.save_results("00_test", {}, args, 1.0).read_text())
+    written = plumbing.save_results("00_test", {}, args, 1.0)
+    payload = json.loads(written.read_text(encoding="utf-8"))
     assert payload["provenance"] == plumbing.provenance()
     assert len(payload["provenance"]["commit"]) == 40               # this checkout's commit
 
@@ -184,7 +186,7 @@ def test_a_run_stops_on_a_non_finite_result_with_one_line(tmp_path):
     assert stop.value.code.startswith("stopped: the result result['gain'][1] is nan")
     assert "\n" not in stop.value.code
     assert run.record({"gain": [1.0, 2]}) == {"gain": [1.0, 2]}
-    written = json.loads(run.finish().read_text())
+    written = json.loads(run.finish().read_text(encoding="utf-8"))
     assert written["gain"] == [1.0, 2] and written["script"] == "00_test_quick.py"
 
 
@@ -208,7 +210,7 @@ def test_a_replay_s_analysis_is_a_file_of_its_own(tmp_path):
     again.record({"sum": sum(plumbing.replay(committed)["rows"])})
     written = again.finish_analysis()
     assert written.name == "00_test_analysis_of_00_test_full.json"
-    assert json.loads(written.read_text())["sum"] == 3
+    assert json.loads(written.read_text(encoding="utf-8"))["sum"] == 3
     assert committed.read_bytes() == before
 
 
@@ -238,7 +240,8 @@ def test_run_sweep_returns_results_in_the_order_of_its_runs(workers, capsys):
     results = plumbing.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
                                  cost=lambda r: r["wait"])
     assert [r["index"] for r in results] == list(range(len(runs)))
-    printed = [line.split()[1] for line in capsys.readouterr().out.splitlines()]
+    printed = [line.split()[1] for line in capsys.readouterr().out.splitlines()
+               if line.startswith("[")]                  # after the line naming the path
     assert sorted(printed) == [str(i) for i in range(len(runs))]      # one line per run
 
 
@@ -253,7 +256,7 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
         lambda group: f"{group[0]['kind']}: " + ",".join(str(r["index"]) for r in group),
         cost=lambda r: r["wait"], group=lambda r: r["kind"])
     assert [r["index"] for r in results] == list(range(len(runs)))
-    lines = capsys.readouterr().out.splitlines()
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
     assert len(lines) == 2
     shown = sorted(line.split("] ")[1].split("  (")[0] for line in lines)
     assert shown == ["a: 0,2,4", "b: 1,3"]
@@ -274,3 +277,40 @@ def test_provenance_is_read_when_a_run_starts(tmp_path):
     at_start = plumbing.provenance.cache_info().currsize
     plumbing.provenance.cache_clear()
     assert at_start == 1
+
+
+def test_a_sweep_forks_only_where_fork_is_python_s_start_method(monkeypatch):
+    """Linux forks; where spawn is the start method (Windows, macOS) a script's function goes to
+    new processes and a notebook's (no file to import it from) trains here; CUDA and one worker
+    train here. Each path says which it is."""
+    import types
+    notebook = types.ModuleType("__notebook__")                    # a kernel's namespace: no file
+    exec("def train(run):\n    return run", notebook.__dict__)
+    monkeypatch.setitem(sys.modules, "__notebook__", notebook)
+    assert plumbing.sweep_path("cuda", 4, wait_and_echo)[0] == "here"
+    assert plumbing.sweep_path("cpu", 1, wait_and_echo)[0] == "here"
+    monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "fork")
+    assert plumbing.sweep_path("cpu", 2, notebook.train)[0] == "fork"
+    monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "spawn")
+    assert plumbing.sweep_path("cpu", 2, wait_and_echo)[0] == "spawn"
+    assert plumbing.sweep_path("cpu", 2, functools.partial(wait_and_echo))[0] == "spawn"
+    path, why = plumbing.sweep_path("cpu", 2, notebook.train)
+    assert path == "here" and "notebook" in why
+
+
+@pytest.mark.parametrize("pays_after, path", [(0, "new (spawn) processes"),
+                                              (1e9, "one after another in this process")])
+def test_where_spawn_is_the_start_method_a_timed_first_run_decides(pays_after, path, monkeypatch,
+                                                                   capsys):
+    """The costliest run trains here and is timed; new processes start only when the rest would
+    take SPAWN_PAYS_AFTER_S or more. Either way every result comes back, in order."""
+    monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "spawn")
+    monkeypatch.setattr(plumbing, "SPAWN_PAYS_AFTER_S", pays_after)
+    runs = [dict(wait=wait, device="cpu", index=i) for i, wait in enumerate([0.0, 0.1, 0.0])]
+    threads = torch.get_num_threads()
+    results = plumbing.run_sweep(runs, 2, wait_and_echo, lambda r: str(r["index"]),
+                                 cost=lambda r: r["wait"])
+    assert [r["index"] for r in results] == [0, 1, 2]
+    assert path in capsys.readouterr().out
+    assert torch.get_num_threads() == threads             # the sweep's one thread is undone
+

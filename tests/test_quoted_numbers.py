@@ -113,7 +113,7 @@ def untraced(quoting, printed, stored):
 def test_every_quoted_number_is_the_run_s_or_the_paper_s(script):
     notebook = nbformat.read(ROOT / "notebooks" / f"{script.stem}.ipynb", as_version=4)
     stored = list(stored_numbers(json.loads((ROOT / "results" / f"{script.stem}.json")
-                                            .read_text())))
+                                            .read_text(encoding="utf-8"))))
     quoting = "\n\n".join(quoting_cells(notebook))
     assert quoting, f"{script.name} has no 'What we saw' or summary"
     missing = untraced(quoting, printed_text(notebook), stored)

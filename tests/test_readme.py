@@ -26,7 +26,7 @@ def seconds(match):
 
 
 def committed(stem):
-    return json.loads((ROOT / "results" / f"{stem}.json").read_text())
+    return json.loads((ROOT / "results" / f"{stem}.json").read_text(encoding="utf-8"))
 
 
 def wall_time(script):
@@ -45,14 +45,15 @@ def quoted_default_times(script):
     name = re.escape(command(script))
     found = []
     for page in PAGES:
-        for match in re.finditer(rf"`python {name}` \({DURATION}", page.read_text()):
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(rf"`python {name}` \({DURATION}", text):
             found.append((page.name, seconds(match.groups())))
     if script in LESSONS:
         row = re.search(rf"^\| \[[^]]+\]\({name}\) \|.*\| ([^|]+) \|$",
-                        (ROOT / "README.md").read_text(), re.M)
+                        (ROOT / "README.md").read_text(encoding="utf-8"), re.M)
         assert row, f"README's path table has no row for {script.name}"
         found.append(("README table", seconds(re.fullmatch(DURATION, row.group(1)).groups())))
-    text = script.read_text()
+    text = script.read_text(encoding="utf-8")
     block = re.search(rf"^#\s+python {name} +#[^\n]*?{DURATION}", text, re.M)
     if block:                                  # a commands block, where a file has one
         found.append((f"{script.name} commands", seconds(block.groups())))
@@ -112,7 +113,7 @@ def test_studies_quote_their_json_wall_time(script):
 @pytest.mark.parametrize("page", PAGES, ids=lambda path: path.name)
 def test_links_resolve(page):
     """Every relative link and image of the page names a file or folder of the repository."""
-    targets = re.findall(r"\]\(([^)\s]+)\)", page.read_text())
+    targets = re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8"))
     local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and t[0] != "#"]
     assert local, "no links found: the pattern is wrong"
     missing = [t for t in local if not (page.parent / t).exists()]
@@ -122,13 +123,14 @@ def test_links_resolve(page):
 def test_no_placeholder_is_left():
     """A number still to be filled in after a run (⟨TBD⟩) never lands."""
     for path in PAGES + LESSONS + FURTHER:
-        assert "⟨TBD⟩" not in path.read_text(), path.name
+        assert "⟨TBD⟩" not in path.read_text(encoding="utf-8"), path.name
 
 
 def test_every_committed_result_is_one_link_away():
     """Every committed results file is named in RESULTS.md or in a going-further study (which
     replays or quotes it), and every figure the front page used to show stays linked."""
-    cited = (ROOT / "RESULTS.md").read_text() + "".join(p.read_text() for p in FURTHER)
+    cited = ((ROOT / "RESULTS.md").read_text(encoding="utf-8")
+             + "".join(p.read_text(encoding="utf-8") for p in FURTHER))
     unnamed = [path.name for path in sorted((ROOT / "results").glob("*.json"))
                if path.name not in cited]
     assert not unnamed, unnamed
@@ -148,7 +150,7 @@ FIGURES_ONCE_ON_THE_FRONT_PAGE = [f"{name}.png" for name in FIGURES_ONCE_ON_THE_
 def timetable():
     """TEACHING.md's class table: [(start, end, launched script or None, teach + exercise min)]."""
     rows = []
-    for line in (ROOT / "TEACHING.md").read_text().splitlines():
+    for line in (ROOT / "TEACHING.md").read_text(encoding="utf-8").splitlines():
         found = re.match(r"\| (\d+)–(\d+) \|[^|]+\|([^|]*)\|([^|]*)\|([^|]*)\|", line)
         if found:
             start, end, launch, teach, students = found.groups()
@@ -178,13 +180,14 @@ def test_every_committed_result_was_written_by_the_current_training_loop():
     ("changed"), written since the one training loop (helpers.fit) and the whole-run wall_time_s
     came in together; a file without it is older than both and must be re-run, not cited."""
     stale = [path.name for path in sorted((ROOT / "results").glob("*.json"))
-             if "changed" not in json.loads(path.read_text())["config"]]
+             if "changed" not in json.loads(path.read_text(encoding="utf-8"))["config"]]
     assert not stale, f"re-run these with the current code: {stale}"
 
 
 def test_every_results_file_the_pages_name_exists():
     named = {name for page in PAGES + LESSONS + FURTHER
-             for name in re.findall(r"(?<!runs/)results/([\w.-]+\.json)", page.read_text())}
+             for name in re.findall(r"(?<!runs/)results/([\w.-]+\.json)",
+                                    page.read_text(encoding="utf-8"))}
     assert named, "the pattern found no results file"
     missing = sorted(name for name in named if not (ROOT / "results" / name).exists())
     assert not missing, missing
@@ -192,7 +195,7 @@ def test_every_results_file_the_pages_name_exists():
 
 def test_the_front_page_is_a_front_page():
     """Start here, the path, going further, and links: the details live in RESULTS.md."""
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 130
     for heading in ("## Start here", "## The path", "## Going further"):
         assert heading in readme
@@ -203,7 +206,8 @@ def test_the_front_page_is_a_front_page():
 
 def path_row(stem):
     """The README path table's row of a lesson, as one string."""
-    row = re.search(rf"^\| \[[^]]+\]\({stem}\.py\) \|.*$", (ROOT / "README.md").read_text(), re.M)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = re.search(rf"^\| \[[^]]+\]\({stem}\.py\) \|.*$", readme, re.M)
     assert row, stem
     return row.group(0)
 
@@ -252,7 +256,8 @@ def exercise_minutes():
     """{number: minutes} from the exercises' own headings ("## 2.3 Title · easy · 5 min")."""
     found = {}
     for path in sorted((ROOT / "exercises").glob("ex0*.py")):
-        for number, minutes in re.findall(r"^# ## (\d\.\d) .*· (\d+) min", path.read_text(), re.M):
+        text = path.read_text(encoding="utf-8")
+        for number, minutes in re.findall(r"^# ## (\d\.\d) .*· (\d+) min", text, re.M):
             found[number] = int(minutes)
     return found
 
@@ -270,7 +275,7 @@ def named_exercises(text):
 def test_the_class_covers_every_lesson_and_every_exercise_has_a_place():
     """Each lesson 01-07 has a block; each exercise is done in class or set as homework; those
     the plan cuts for time are in the homework; the homework's stated minutes are the labels'."""
-    text = (ROOT / "TEACHING.md").read_text()
+    text = (ROOT / "TEACHING.md").read_text(encoding="utf-8")
     blocks = [line.split("|")[2] for line in text.splitlines() if re.match(r"\| \d+–\d+ \|", line)]
     for lesson in range(1, 8):
         assert any(block.strip().startswith(f"0{lesson} ·") for block in blocks), lesson

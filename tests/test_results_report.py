@@ -26,7 +26,7 @@ VERDICTS = ("reproduced", "partly", "not reproduced", "not shown", "consistent",
 
 def table_after(heading):
     """The rows of the first markdown table under `heading`, as lists of cell strings."""
-    text = REPORT.read_text()
+    text = REPORT.read_text(encoding="utf-8")
     start = text.index(heading)
     rows = []
     for line in text[start:].splitlines()[1:]:
@@ -49,7 +49,7 @@ def seeds_of(path):
     (`seeds` first, then each `NAME_seeds` as "NAME n"); an analysis quotes its replayed run's."""
     if "_analysis_of_" in path.stem:
         path = path.parent / (path.stem.split("_analysis_of_")[1] + ".json")
-    written = json.loads(path.read_text())
+    written = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(written.get("seeds"), int):
         return str(written["seeds"])
     config = written["config"]
@@ -63,7 +63,7 @@ def test_every_results_file_has_one_row_that_says_what_its_json_says():
     rows = runs_table()
     assert sorted(rows) == [path.name for path in RESULTS]
     for path in RESULTS:
-        written = json.loads(path.read_text())
+        written = json.loads(path.read_text(encoding="utf-8"))
         name, command, kind, commit, torch, machine, seeds, time, note = rows[path.name]
         quoted = readme.seconds(re.fullmatch(readme.DURATION, time).groups())
         measured = written["wall_time_s"]
@@ -81,13 +81,13 @@ def test_every_results_file_has_one_row_that_says_what_its_json_says():
 
 
 def test_the_total_is_the_sum_of_the_rows():
-    total = sum(json.loads(path.read_text())["wall_time_s"] for path in RESULTS)
-    said = re.search(r"together (\d+(?:\.\d+)?) hours", REPORT.read_text())
+    total = sum(json.loads(path.read_text(encoding="utf-8"))["wall_time_s"] for path in RESULTS)
+    said = re.search(r"together (\d+(?:\.\d+)?) hours", REPORT.read_text(encoding="utf-8"))
     assert said and abs(float(said.group(1)) - total / 3600) < 0.05
 
 
 def test_the_summary_comes_first_with_a_verdict_and_a_section_for_each_claim():
-    text = REPORT.read_text()
+    text = REPORT.read_text(encoding="utf-8")
     assert text.index("## Summary") < text.index("## 01 ")
     ids = {build.heading_id(line.lstrip("#").strip()) for line in text.splitlines()
            if line.startswith("#")}
@@ -103,7 +103,7 @@ def test_the_summary_comes_first_with_a_verdict_and_a_section_for_each_claim():
 def test_the_summary_quotes_only_numbers_its_sections_quote():
     """Each number of the summary's "ours" column is in the report's sections (where each is
     checked against its JSON below), written the same way."""
-    text = REPORT.read_text()
+    text = REPORT.read_text(encoding="utf-8")
     body = text[text.index("## 01 "):text.index("## Runs")]
     for row in table_after("## Summary"):
         for interval in re.findall(r"[+−-]?\d+\.\d+ \[[^\]]+\]", row[3]):
@@ -114,7 +114,7 @@ def test_the_summary_quotes_only_numbers_its_sections_quote():
 
 
 def test_every_link_to_a_section_of_the_report_finds_it():
-    text = REPORT.read_text()
+    text = REPORT.read_text(encoding="utf-8")
     ids = {build.heading_id(line.lstrip("#").strip()) for line in text.splitlines()
            if line.startswith("#")}
     for anchor in re.findall(r"\]\(#([^)]+)\)", text):
@@ -131,7 +131,7 @@ def paragraphs():
     """(text, [cited JSON names]) of each paragraph or table row of the report's sections that
     names a results file, the summary and the table of runs aside (their rows are checked
     above and name several files)."""
-    text = REPORT.read_text()
+    text = REPORT.read_text(encoding="utf-8")
     body = text[text.index("## 01 "):text.index("## What a practitioner can take away")]
     found = []
     for block in re.split(r"\n\s*\n", body):
@@ -164,7 +164,7 @@ def numbers_of(names):
     for name in names:
         path = ROOT / "results" / name
         assert path.exists(), name
-        written = json.loads(path.read_text())
+        written = json.loads(path.read_text(encoding="utf-8"))
         stored.extend(quoting.stored_numbers(written))
         stored.extend(statistics_of_lists(written))
     return stored

@@ -1,0 +1,87 @@
+"""The lessons on Windows and macOS, simulated on Linux (tests/simulated_os.py): every lesson's
+--quick and lesson 02's notebook run there, and give the numbers they give on Linux.
+
+What differs there for this course is how new processes start: no fork on Windows, spawn as
+the default on macOS. So a sweep cannot fork there (plumbing.sweep_path), and the exercise kit
+cannot either (tests/test_exercises.py runs it on the simulated systems)."""
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import simulated_os
+from conftest import LESSONS, ROOT
+
+TIMING = ("second", "wall", "time")   # keys that measure the machine, not the model
+
+
+def numbers_of(payload):
+    """A results file without what depends on the machine or the folder: its timings, its
+    provenance, and where it was written (config.out)."""
+    if isinstance(payload, dict):
+        return {key: numbers_of(value) for key, value in payload.items()
+                if key not in ("provenance", "out") and not any(word in key for word in TIMING)}
+    if isinstance(payload, list):
+        return [numbers_of(value) for value in payload]
+    return payload
+
+
+def run_lessons(system, out):
+    """Every lesson's quick run, one after another in one process started as on `system`
+    (QUICK=1, as the notebooks the numbers are compared with)."""
+    driver = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import simulated_os\n"
+              f"for lesson in {[str(path) for path in LESSONS]!r}:\n"
+              f"    simulated_os.run_script({system!r}, lesson, '--out', {str(out)!r})\n")
+    environment = {key: value for key, value in os.environ.items() if key != "ARGS"}
+    return subprocess.run([sys.executable, "-c", driver], cwd=ROOT, capture_output=True,
+                          text=True, encoding="utf-8", timeout=600,
+                          env={**environment, "QUICK": "1", "MPLBACKEND": "agg"})
+
+
+def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
+        tmp_path, notebook_run):
+    with ThreadPoolExecutor(len(simulated_os.SYSTEMS)) as pool:      # one process per core
+        done = dict(zip(simulated_os.SYSTEMS, pool.map(
+            lambda system: run_lessons(system, tmp_path / system), simulated_os.SYSTEMS)))
+    for system, finished in done.items():
+        assert finished.returncode == 0, (system, finished.stderr[-3000:])
+        assert "forked" not in finished.stdout                 # no sweep forked there
+        for lesson in LESSONS:
+            written = tmp_path / system / "results" / f"{lesson.stem}_quick.json"
+            payload = json.loads(written.read_text(encoding="utf-8"))
+            assert numbers_of(payload) == numbers_of(notebook_run(lesson.stem)), (
+                system, lesson.stem)
+
+
+def simulated_notebook(system, stem, out):
+    """notebooks/<stem>.ipynb at the quick preset (QUICK=1, OUT=out) in a kernel that starts
+    processes as on `system` (a first cell simulates it): (its results file, what it printed)."""
+    notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(
+        f"import os, sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        f"os.environ.update(QUICK='1', OUT={str(out)!r}, MPLBACKEND='agg')\n"
+        f"os.environ.pop('ARGS', None)\n"
+        f"import simulated_os; simulated_os.simulate({system!r})"))
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
+        "metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    printed = "".join(output.get("text", "") for cell in notebook.cells
+                      for output in cell.get("outputs", []))
+    return json.loads((out / "results" / f"{stem}_quick.json").read_text(encoding="utf-8")), printed
+
+
+@pytest.mark.parametrize("stem", ["02_multihead_model"])
+def test_a_lesson_notebook_runs_on_simulated_windows_and_macos(stem, tmp_path, notebook_run):
+    """A notebook's functions cannot be loaded by a new process: its sweep trains in the
+    kernel, on one thread, and says so; the numbers are Linux's."""
+    with ThreadPoolExecutor(len(simulated_os.SYSTEMS)) as pool:      # one kernel per core
+        results = dict(zip(simulated_os.SYSTEMS, pool.map(
+            lambda system: simulated_notebook(system, stem, tmp_path / system),
+            simulated_os.SYSTEMS)))
+    for system, (payload, printed) in results.items():
+        assert "cannot load a function defined in a notebook" in printed, system
+        assert numbers_of(payload) == numbers_of(notebook_run(stem)), system
