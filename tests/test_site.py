@@ -35,6 +35,14 @@ def text_outside_code(page):
                   flags=re.S)
 
 
+def test_the_reference_solutions_are_not_published(site):
+    """TEACHING.md links the exercises' folder; the site lists the kit without the exercise
+    files (they hold the reference solutions) and says how to make the student copy."""
+    assert not list(site.rglob("ex0*_*.py"))
+    listing = (site / "files" / "exercises" / "index.html").read_text(encoding="utf-8")
+    assert "check.py" in listing and "make_handout.py handout/" in listing
+
+
 def test_every_link_and_image_resolves(site):
     for page in site.rglob("*.html"):
         for link in re.findall(r'(?:href|src)="([^"#]*)', page.read_text(encoding="utf-8")):

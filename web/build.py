@@ -155,21 +155,33 @@ def rewrite_links(page_html, source, root, site, copied):
     return LINK.sub(rewrite, page_html)
 
 
+UNPUBLISHED = re.compile(r"exercises/ex\d\d_[^/]*\.py")   # the exercises with their reference
+UNPUBLISHED_NOTE = ("The exercise files hold their reference solutions, so they stay in the "
+                    "clone: <code>python exercises/make_handout.py handout/</code> writes the "
+                    "student copy.")                       # solutions (TEACHING.md): the clone's
+
+
 def copy_into_site(target, root, site, copied):
-    """The site path of a copy of a repository file, or of a listing page for a folder."""
+    """The site path of a copy of a repository file, or of a listing page for a folder. The
+    reference solutions are never copied: a listing leaves them out and says where they are."""
     relative = target.relative_to(root).as_posix()
     if target.is_dir():
         listing = f"files/{relative}/index.html" if relative != "." else "files/index.html"
         if listing not in copied:
             copied.add(listing)
-            items = [path for path in sorted(target.iterdir())
+            files = [path for path in sorted(target.iterdir())
                      if path.is_file() and not path.name.startswith(".")]
+            items = [path for path in files
+                     if not UNPUBLISHED.fullmatch(path.relative_to(root).as_posix())]
             links = "".join(f'<li><a href="{html.escape(copy_into_site(path, root, site, copied))}"'
                             f'>{html.escape(path.name)}</a></li>' for path in items)
+            note = f"<p>{UNPUBLISHED_NOTE}</p>" if len(items) < len(files) else ""
             depth = "../" * (listing.count("/"))
-            body = f"<h1>{html.escape(relative)}/</h1><ul>{links}</ul>"
+            body = f"<h1>{html.escape(relative)}/</h1><ul>{links}</ul>{note}"
             write(site / listing, page(relative, relink_up(body, depth)))
         return listing
+    if UNPUBLISHED.fullmatch(relative):
+        raise BuildError(f"the link to {relative} would publish its reference solutions")
     copy = f"files/{relative}" if target.suffix not in (".png", ".json") else relative
     if copy not in copied:
         copied.add(copy)

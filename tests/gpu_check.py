@@ -1,0 +1,131 @@
+"""The CUDA path, checked in one command on a machine with a GPU (about 10 minutes):
+
+    python tests/gpu_check.py              # writes runs/gpu_check.md and runs/gpu_check.json
+    python tests/gpu_check.py --out .      # writes results/gpu_check.json (to commit) and the .md
+
+1. every lesson's and study's --quick on CUDA (what the tests run on the CPU);
+2. lesson 02's default on CUDA, its knee beside the committed CPU run's (results/02_...json);
+3. a timed slice of 02's --full (one seed, the longest T, h = 3 and 4) and, from it, what the
+   whole --full grid would take on this GPU.
+
+Each run is a subprocess with a time limit; a failure is a line of the report, not a stop. The
+report says what ran, how long it took, and where CUDA and the CPU disagree. --device cpu
+runs the same on the CPU (what the test suite does, with --only, to check this file).
+"""
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import plumbing  # noqa: E402
+
+QUICK_LIMIT_S = 120     # seconds for one file's --quick; the slowest takes under 30 on 2 CPU cores
+DEFAULT_LIMIT_S = 300   # lesson 02's default: 1 min 18 s on 2 CPU cores
+SLICE = ["--full", "--T", "128", "--heads", "3,4", "--seeds", "1"]   # 2 of --full's 75 runs
+FULL_RUNS = 5 * 5 * 3   # --full: T = 8 ... 128 (5) x h = 1 ... 5 (5) x 3 seeds
+
+
+def scripts():
+    """Every lesson and study, in the order of the path."""
+    return sorted(ROOT.glob("0[1-7]_*.py")) + sorted((ROOT / "further").glob("0[1-7]*_*.py"))
+
+
+def run(path, flags, out, device, limit):
+    """`python PATH FLAGS --device DEVICE --out OUT` in a subprocess: its outcome, one dict."""
+    command = [sys.executable, str(path), *flags, "--device", device, "--out", str(out)]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                              encoding="utf-8", timeout=limit)
+        code, said = done.returncode, (done.stdout + done.stderr).strip().splitlines()
+    except subprocess.TimeoutExpired:
+        code, said = None, [f"stopped at the {limit} s limit"]
+    return {"file": path.relative_to(ROOT).as_posix(), "flags": " ".join(flags),
+            "ok": code == 0, "exit_code": code, "seconds": round(time.perf_counter() - started, 1),
+            "last_line": said[-1] if said else ""}
+
+
+def check(args):
+    """The three parts above; returns the report's numbers."""
+    scratch = plumbing.RUNS / "gpu_check"            # the runs' own files: git ignores runs/
+    chosen = [path for path in scripts() if not args.only or path.stem in args.only]
+    quick = [run(path, ["--quick"], scratch / "quick", args.device, QUICK_LIMIT_S)
+             for path in chosen]
+    for outcome in quick:
+        print(f"{'ok  ' if outcome['ok'] else 'FAIL'} {outcome['file']} --quick "
+              f"({outcome['seconds']} s)  {outcome['last_line'][:80]}", flush=True)
+    numbers = {"device": args.device, "quick": quick}
+    if args.only:
+        return numbers
+    lesson = ROOT / "02_multihead_model.py"
+    default = run(lesson, [], scratch / "default", args.device, DEFAULT_LIMIT_S)
+    written = scratch / "default" / "results" / "02_multihead_model.json"
+    committed = json.loads((ROOT / "results" / "02_multihead_model.json").read_text(
+        encoding="utf-8"))
+    numbers["default"] = {**default, "committed_cpu_seconds": committed["wall_time_s"]}
+    if written.exists():
+        numbers["default"]["knee"] = json.loads(written.read_text(encoding="utf-8"))["knee"]
+        numbers["default"]["committed_cpu_knee"] = committed["knee"]
+    part = run(lesson, SLICE, scratch / "slice", args.device, DEFAULT_LIMIT_S)
+    numbers["full_slice"] = {**part, "runs": 2,
+                             "full_grid_estimate_s": round(part["seconds"] / 2 * FULL_RUNS)}
+    print(f"02 default: {default['seconds']} s (the committed CPU run: "
+          f"{committed['wall_time_s']} s); a slice of --full: {part['seconds']} s for 2 runs of "
+          f"the longest T, so about {numbers['full_slice']['full_grid_estimate_s'] / 60:.0f} "
+          f"min for its {FULL_RUNS} (an upper bound: shorter T train faster)", flush=True)
+    return numbers
+
+
+def report(numbers):
+    """The report as markdown: one row per run."""
+    rows = [f"| {q['file']} | --quick | {'ok' if q['ok'] else 'FAILED'} | {q['seconds']} s | "
+            f"{q['last_line'][:70]} |" for q in numbers["quick"]]
+    for key in ("default", "full_slice"):
+        if key in numbers:
+            entry = numbers[key]
+            rows.append(f"| {entry['file']} | {entry['flags'] or '(default)'} | "
+                        f"{'ok' if entry['ok'] else 'FAILED'} | {entry['seconds']} s | "
+                        f"{entry['last_line'][:70]} |")
+    lines = [f"# The CUDA check ({numbers['device']})", "",
+             "| file | flags | outcome | time | last line |", "|---|---|---|---|---|", *rows, ""]
+    default = numbers.get("default", {})
+    if "knee" in default:              # the drop from h = 3 to 4, mean over seeds, per T
+        here, cpu = default["knee"]["ratio"], default["committed_cpu_knee"]["ratio"]
+        lines.append("02's drop from h = 3 to 4 (ratio of means), here / the committed CPU run: "
+                     + "; ".join(f"T = {T}: {here[T]:.1f}x / {cpu[T]:.1f}x" for T in here))
+    if "full_slice" in numbers:
+        lines.append(f"--full on this device: about "
+                     f"{numbers['full_slice']['full_grid_estimate_s'] / 60:.0f} min for its "
+                     f"{FULL_RUNS} runs, from 2 of its longest (an upper bound)")
+    return "\n".join(lines + [""])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                        help="where the runs train (default: cuda)")
+    parser.add_argument("--out", type=Path, default=plumbing.RUNS,
+                        help="folder that receives results/gpu_check.json (default: runs/)")
+    parser.add_argument("--only", type=lambda text: text.split(","),
+                        help="only these files' --quick, comma-separated stems (a dry run)")
+    args = parser.parse_args(argv)
+    if args.device == "cuda" and not plumbing.torch.cuda.is_available():
+        parser.exit(2, "gpu_check.py: --device cuda: this machine has no CUDA device "
+                       "(torch.cuda.is_available() is False)\n")
+    started = time.perf_counter()
+    numbers = check(args)
+    path = plumbing.save_results("gpu_check", numbers, args, time.perf_counter() - started)
+    markdown = path.with_suffix(".md")
+    markdown.write_text(report(numbers), encoding="utf-8")
+    print(f"wrote {plumbing.shown_path(path)} and {plumbing.shown_path(markdown)}")
+    return 0 if all(q["ok"] for q in numbers["quick"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
