@@ -144,7 +144,7 @@ def _outcome(test, student):
 
 
 def _fork_is_safe():
-    """True where fork is Python's start method (Linux): macOS has os.fork, but makes spawn its
+    """True where fork is Python's start method (Linux): macOS has fork, but makes spawn its
     default because a forked process with threads (a kernel's, torch's) can hang there."""
     method = multiprocessing.get_start_method(allow_none=True)
     return hasattr(os, "fork") and (method or multiprocessing.get_all_start_methods()[0]) == "fork"

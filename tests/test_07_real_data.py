@@ -139,7 +139,8 @@ def test_progress_is_one_line_per_group_and_results_keep_the_runs_order(capsys):
     results = engine.run_sweep(runs, 1, lambda run: {**run, "value": 10 * run["h"] + run["seed"]},
                                lambda run: f"h={run['h']}", cost=lambda run: run["h"])
     assert [r["value"] for r in results] == [10 * r["h"] + r["seed"] for r in runs]
-    lines = capsys.readouterr().out.splitlines()
+    lines = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith("[")]                    # after the line naming the sweep's path
     shown = [line.split("] ")[1].split(":")[0] for line in lines]
     assert shown == ["h=4", "h=2", "h=1"]                              # costliest first
     assert all("3 runs trained" in line for line in lines)

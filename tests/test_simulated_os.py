@@ -85,3 +85,30 @@ def test_a_lesson_notebook_runs_on_simulated_windows_and_macos(stem, tmp_path, n
     for system, (payload, printed) in results.items():
         assert "cannot load a function defined in a notebook" in printed, system
         assert numbers_of(payload) == numbers_of(notebook_run(stem)), system
+
+
+UNIX_ONLY = ("os.fork", "os.kill", "signal.SIGKILL", "signal.SIGALRM", "signal.alarm",
+             "signal.setitimer", "select.select")       # absent on Windows, or pipes only there
+FORK_PATH = {"_forked", "_collect", "_end"}   # check.py's functions that run only where it forks
+
+
+def test_nothing_unix_only_outside_the_fork_path():
+    """Windows has no fork, no SIGKILL, SIGALRM or alarm, and select() there takes sockets only:
+    such calls may appear only in check.py's fork path, which runs where fork is Python's start
+    method (check._fork_is_safe)."""
+    import ast
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] in ("tests", "runs") or relative.parts[0].startswith("."):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        fork_path = [function for function in ast.walk(tree)
+                     if isinstance(function, ast.FunctionDef) and function.name in FORK_PATH
+                     and relative.name == "check.py"]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and ast.unparse(node) in UNIX_ONLY and not any(
+                    function.lineno <= node.lineno <= function.end_lineno
+                    for function in fork_path):
+                found.append(f"{relative}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, found
