@@ -27,16 +27,19 @@ import argparse
 import collections
 import contextlib
 import functools
+import io
 import json
 import math
 import multiprocessing
 import os
+import pickle
 import platform
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -545,17 +548,31 @@ def numbered(train, item):
     return index, train(run)
 
 
-SPAWN_PAYS_AFTER_S = 20   # seconds of training left below which new processes cost more than
-                          # they save: each imports torch and the script first (about 3 s on
-                          # Linux, several on Windows), and a sweep needs time to win that back
+class _ModulesNamed(pickle.Pickler):
+    """A pickler that notes the module of every function and class it pickles by name."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.modules = set()
+
+    def persistent_id(self, obj):
+        if isinstance(obj, (types.FunctionType, type)):
+            self.modules.add(obj.__module__)
+        return None                                        # pickle everything as usual
 
 
 def loadable_by_a_new_process(train):
-    """True when a freshly started Python can import train: it lives in a module with a file
-    (a script, helpers, a lesson). A function defined in a notebook cannot be found there."""
-    function = train.func if isinstance(train, functools.partial) else train
-    module = sys.modules.get(getattr(function, "__module__", None))
-    return getattr(module, "__file__", None) is not None
+    """True when a freshly started Python can unpickle train: it pickles, and every function or
+    class it names (a partial's arguments too) lives in a module with a file (a script, helpers,
+    a lesson). A function defined in a notebook cannot be found there, and a worker that cannot
+    load its task would leave the sweep waiting forever."""
+    pickler = _ModulesNamed(io.BytesIO())
+    try:
+        pickler.dump(train)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return all(getattr(sys.modules.get(name), "__file__", None) is not None
+               for name in pickler.modules)
 
 
 def sweep_path(device, workers, train):
@@ -594,11 +611,10 @@ def one_thread():
 def run_sweep(runs, workers, train, label, cost, group=None):
     """Train every run with train(run), the costliest first by cost(run) (a guess at its
     seconds, only for scheduling), on the path sweep_path picks; it prints one line saying
-    which. Where the workers would be new processes, the costliest run trains here first and
-    its time decides: they start only when the rest would take SPAWN_PAYS_AFTER_S or more.
-    Returns the results in the order of `runs`, however the workers happen to finish. Prints
-    one line per run, label(result), as each finishes; with group (a run -> the name of its
-    group), one line per group instead, label(the group's results), when its last run ends."""
+    which. Returns the results in the order of `runs`, however the workers happen to finish.
+    Prints one line per run, label(result), as each finishes; with group (a run -> the name of
+    its group), one line per group instead, label(the group's results), when its last run
+    ends."""
     queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]))   # costliest first
     started, results = time.perf_counter(), {}
     members = collections.defaultdict(list)                 # group -> the indices of its runs
@@ -618,29 +634,16 @@ def run_sweep(runs, workers, train, label, cost, group=None):
     device = runs[0]["device"]
     workers = min(workers, len(runs))
     path, why = sweep_path(device, workers, train)
-    if path == "spawn":                   # time the costliest run here: do new processes pay?
-        first = queue.pop(0)
-        with one_thread():
-            finished(*numbered(train, first))
-        seconds_left = ((time.perf_counter() - started) * sum(cost(run) for _, run in queue)
-                        / max(cost(first[1]), 1e-12))
-        if seconds_left < SPAWN_PAYS_AFTER_S:
-            path, why = "here", (f"the other runs go one after another in this process, on "
-                                 f"one thread: about {seconds_left:.0f} s of training left, too "
-                                 f"little for new processes to pay")
-        else:
-            why = why.replace("the runs", "the other runs")
     print(why, flush=True)
     if path == "here":
-        with contextlib.nullcontext() if device != "cpu" else one_thread():
+        with one_thread() if device == "cpu" else contextlib.nullcontext():
             for item in queue:
                 finished(*numbered(train, item))
-    elif queue:
+    else:
         if path == "fork":   # AdamW's lazy imports, once, here: the forked workers inherit them
             torch.optim.AdamW([torch.zeros(1, requires_grad=True)])
         context = multiprocessing.get_context(path)
-        with context.Pool(min(workers, len(queue)), initializer=torch.set_num_threads,
-                          initargs=(1,)) as pool:
+        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
             for index, result in pool.imap_unordered(functools.partial(numbered, train), queue):
                 finished(index, result)
     return [results[index] for index in range(len(runs))]

@@ -3,7 +3,6 @@ exercise kit depend on, and nothing else of those systems (paths, encodings and 
 system are Linux's).
 
     python tests/simulated_os.py windows 02_multihead_model.py --quick    # a script
-    python tests/simulated_os.py windows --spawn 02_multihead_model.py    # its workers at once
     simulated_os.simulate("macos")                                       # a notebook's first cell
 
 macOS: spawn is the default start method (fork is unsafe beside threads there). Windows: spawn
@@ -17,7 +16,6 @@ import sys
 from pathlib import Path
 
 SYSTEMS = ("windows", "macos")
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def simulate(system):
@@ -35,15 +33,8 @@ def simulate(system):
 
 def run_script(system, path, *flags):
     """`python PATH FLAGS` as on `system`: the script's folder first on sys.path, run as
-    __main__ (so spawned workers import it as Python does for a script). With path "--spawn"
-    (then the path), a sweep's new processes start however short its runs: a quick run tests
-    the path a long one takes."""
+    __main__ (so spawned workers import it as Python does for a script)."""
     simulate(system)
-    if path == "--spawn":
-        sys.path.insert(0, str(ROOT))
-        import plumbing
-        plumbing.SPAWN_PAYS_AFTER_S = 0
-        path, *flags = flags
     path = Path(path).resolve()
     sys.argv = [str(path), *flags]
     sys.path.insert(0, str(path.parent))

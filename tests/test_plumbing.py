@@ -296,19 +296,21 @@ def test_a_sweep_forks_only_where_fork_is_python_s_start_method(monkeypatch):
     assert plumbing.sweep_path("cpu", 2, functools.partial(wait_and_echo))[0] == "spawn"
     path, why = plumbing.sweep_path("cpu", 2, notebook.train)
     assert path == "here" and "notebook" in why
+    wrapped = functools.partial(wait_and_echo, trainer=notebook.train)  # as lesson 07's engine
+    assert plumbing.sweep_path("cpu", 2, wrapped)[0] == "here"         # wraps its train_vit
+    assert plumbing.sweep_path("cpu", 2, lambda run: run)[0] == "here"  # does not pickle
 
 
-@pytest.mark.parametrize("pays_after, path", [(0, "new (spawn) processes"),
-                                              (1e9, "one after another in this process")])
-def test_where_spawn_is_the_start_method_a_timed_first_run_decides(pays_after, path, monkeypatch,
-                                                                   capsys):
-    """The costliest run trains here and is timed; new processes start only when the rest would
-    take SPAWN_PAYS_AFTER_S or more. Either way every result comes back, in order."""
+@pytest.mark.parametrize("workers, path", [(2, "2 new (spawn) processes"),
+                                           (1, "one after another in this process")])
+def test_where_spawn_is_the_start_method_the_runs_go_to_new_processes(workers, path, monkeypatch,
+                                                                     capsys):
+    """Where spawn is the start method (Windows, macOS) a script's runs train in new processes,
+    which import this file to find the function; every result comes back, in order."""
     monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "spawn")
-    monkeypatch.setattr(plumbing, "SPAWN_PAYS_AFTER_S", pays_after)
     runs = [dict(wait=wait, device="cpu", index=i) for i, wait in enumerate([0.0, 0.1, 0.0])]
     threads = torch.get_num_threads()
-    results = plumbing.run_sweep(runs, 2, wait_and_echo, lambda r: str(r["index"]),
+    results = plumbing.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
                                  cost=lambda r: r["wait"])
     assert [r["index"] for r in results] == [0, 1, 2]
     assert path in capsys.readouterr().out

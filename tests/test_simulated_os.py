@@ -31,12 +31,17 @@ def numbers_of(payload):
     return payload
 
 
+PATHS = {"windows": [],                # the default: every sweep in new (spawn) processes
+         "macos": ["--workers", "1"]}   # one after another here, as a notebook's sweep runs there
+
+
 def run_lessons(system, out):
     """Every lesson's quick run, one after another in one process started as on `system`
-    (QUICK=1, as the notebooks the numbers are compared with)."""
+    (QUICK=1, as the notebooks the numbers are compared with), with its PATHS flags."""
+    flags = ["--out", str(out), *PATHS[system]]
     driver = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import simulated_os\n"
               f"for lesson in {[str(path) for path in LESSONS]!r}:\n"
-              f"    simulated_os.run_script({system!r}, lesson, '--out', {str(out)!r})\n")
+              f"    simulated_os.run_script({system!r}, lesson, *{flags!r})\n")
     environment = {key: value for key, value in os.environ.items() if key != "ARGS"}
     return subprocess.run([sys.executable, "-c", driver], cwd=ROOT, capture_output=True,
                           text=True, encoding="utf-8", timeout=600,
@@ -45,12 +50,16 @@ def run_lessons(system, out):
 
 def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
         tmp_path, notebook_run):
+    """Both systems take the same sweep paths (spawn is their start method), so between them the
+    two runs take each path a sweep has there: new processes (Windows) and this process on one
+    thread (macOS, --workers 1). Every number equals the Linux notebook's (forked workers)."""
     with ThreadPoolExecutor(len(simulated_os.SYSTEMS)) as pool:      # one process per core
         done = dict(zip(simulated_os.SYSTEMS, pool.map(
             lambda system: run_lessons(system, tmp_path / system), simulated_os.SYSTEMS)))
     for system, finished in done.items():
         assert finished.returncode == 0, (system, finished.stderr[-3000:])
         assert "forked" not in finished.stdout                 # no sweep forked there
+        assert ("new (spawn) processes" in finished.stdout) == (system == "windows")
         for lesson in LESSONS:
             written = tmp_path / system / "results" / f"{lesson.stem}_quick.json"
             payload = json.loads(written.read_text(encoding="utf-8"))
