@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import scipy.stats
+import scipy.special
 import torch
 
 ROOT = Path(__file__).resolve().parent
@@ -164,8 +164,9 @@ def expected_minimum(values, k):
 
 
 def t_quantile(df, level=0.975):
-    """The Student-t quantile t_{level, df} (scipy.stats)."""
-    return float(scipy.stats.t.ppf(level, df))
+    """The Student-t quantile t_{level, df}: the inverse of Student's t distribution function
+    (scipy.special.stdtrit; scipy.stats.t.ppf gives the same and takes longer to import)."""
+    return float(scipy.special.stdtrit(df, level))
 
 
 def t_interval(values):
