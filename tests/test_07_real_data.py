@@ -97,6 +97,17 @@ def test_main_quick_writes_both_sweeps(notebook_run):
             assert len(entry["valid"]["seeds"]) == args.seeds
 
 
+def test_without_the_reference_run_the_lesson_says_so_and_writes_its_results(tmp_path,
+                                                                            monkeypatch, capsys):
+    """The lesson replays results/07_real_data_full.json at its end; a copy of the repository
+    without that file gets one line saying how to make it, and the lesson's own JSON."""
+    import plumbing
+    monkeypatch.setattr(plumbing, "ROOT", tmp_path / "elsewhere")       # no results/ there
+    written = run_quick("07_real_data", tmp_path / "out", "--parts", "fixed-width")
+    assert "fixed-width" in written["accuracy"]
+    assert "07_real_data_full.json is not here" in capsys.readouterr().out
+
+
 def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(notebook_run,
                                                                            tmp_path):
     both = notebook_run("07_real_data")   # the --quick run, as its notebook executes it
