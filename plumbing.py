@@ -364,7 +364,9 @@ class Run:
 
     def write(self, name):
         seconds = time.perf_counter() - self.started
-        path = save_results(name, self.numbers, self.args, seconds)
+        ran = helpers.script_path(self.stem)                  # the file that ran, by its path
+        path = save_results(name, self.numbers, self.args, seconds,
+                            script=shown_path(ran) if ran.exists() else f"{self.stem}.py")
         print(f"wrote {shown_path(path)} in {seconds:.1f} s")
         return path
 
@@ -497,17 +499,18 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
-def save_results(stem, numbers, args, wall_time_s):
+def save_results(stem, numbers, args, wall_time_s, script=None):
     """Write OUT/results/<stem>.json atomically (temporary file, then rename).
 
     Stores the numbers with the config that produced them, the device, torch's and Python's
     versions, the wall time of the whole run and its provenance (commit, versions, machine), so
-    every figure and README number can be traced to a run. Returns the path. Strict JSON: a NaN or infinity anywhere raises
-    ValueError naming its key (nothing written)."""
+    every figure and README number can be traced to a run; `script` is the file that ran, from
+    the repository's root (default: <stem>.py). Returns the path. Strict JSON: a NaN or infinity
+    anywhere raises ValueError naming its key (nothing written)."""
     folder = Path(args.out) / "results"
     folder.mkdir(parents=True, exist_ok=True)
     payload = {
-        "script": f"{stem}.py",
+        "script": script or f"{stem}.py",   # the file that ran, from the repository's root
         "config": {k: shown_path(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "device": args.device,
         "torch_version": torch.__version__,

@@ -120,7 +120,8 @@ def main(argv=None):
                        "(torch.cuda.is_available() is False)\n")
     started = time.perf_counter()
     numbers = check(args)
-    path = plumbing.save_results("gpu_check", numbers, args, time.perf_counter() - started)
+    path = plumbing.save_results("gpu_check", numbers, args, time.perf_counter() - started,
+                                 script="tests/gpu_check.py")
     markdown = path.with_suffix(".md")
     markdown.write_text(report(numbers), encoding="utf-8")
     print(f"wrote {plumbing.shown_path(path)} and {plumbing.shown_path(markdown)}")

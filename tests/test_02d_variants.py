@@ -194,7 +194,7 @@ def test_a_variant_trains_with_its_flags(tmp_path):
     """Given a variant's flag, the study trains it (here one tiny two-layer run)."""
     result = conftest.run_quick("02d_variants", tmp_path, "--layers", "2", "--heads", "1",
                                 "--steps", "20", "--workers", "1")
-    assert result["script"] == "02d_variants_L2_heads1_steps20_quick.py"
+    assert result["script"] == "further/02d_variants.py"             # the file that ran
     assert set(result["nmse"]["8"]) == {"1"} and result["mechanism"] == {}
     assert result["parameters"]["1"]["paper"] > result["parameters"]["1"]["total"] / 2
 

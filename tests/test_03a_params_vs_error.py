@@ -17,7 +17,7 @@ def quick_result(tmp_path_factory):
 
 def test_main_quick(quick_result):
     assert set(quick_result) - RUN_KEYS == {"widths"}
-    assert quick_result["script"] == "03a_params_vs_error_quick.py"
+    assert quick_result["script"] == "further/03a_params_vs_error.py"
     for by_length in quick_result["widths"].values():
         for entry in by_length.values():
             assert entry["widths"] == [8, 32] and len(entry["min_nmse"]) == 2

@@ -187,7 +187,7 @@ def test_a_run_stops_on_a_non_finite_result_with_one_line(tmp_path):
     assert "\n" not in stop.value.code
     assert run.record({"gain": [1.0, 2]}) == {"gain": [1.0, 2]}
     written = json.loads(run.finish().read_text(encoding="utf-8"))
-    assert written["gain"] == [1.0, 2] and written["script"] == "00_test_quick.py"
+    assert written["gain"] == [1.0, 2] and written["script"] == "00_test.py"
 
 
 def test_replay_reads_the_numbers_of_a_committed_run(tmp_path, capsys):
