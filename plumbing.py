@@ -27,6 +27,7 @@ import argparse
 import collections
 import contextlib
 import functools
+import hashlib
 import io
 import json
 import math
@@ -379,10 +380,13 @@ def analysis_name(stem, replayed):
 
 def replay(path):
     """The numbers of a committed results file, to draw its tables and figures again without
-    training; prints which run wrote them (its command's flags and its wall time)."""
+    training; prints which run wrote them (its command's flags and its wall time). The file's
+    sha256 is kept for the provenance of what this process writes (with_replayed_inputs)."""
     if not Path(path).is_file():
         refuse("--replay", f"no results file at {path}")
-    written = json.loads(Path(path).read_text(encoding="utf-8"))
+    content = Path(path).read_bytes()
+    REPLAYED[shown_path(path)] = hashlib.sha256(content).hexdigest()
+    written = json.loads(content.decode("utf-8"))
     flags = " ".join(f"--{key}" for key in written["config"].get("changed", []))
     print(f"replaying {shown_path(path)}: written by {written['script']} "
           f"({written['config']['preset']} preset{', changed: ' + flags if flags else ''}) "
@@ -456,6 +460,36 @@ def shown_path(path):
 RUN_OUTPUTS = ("results", "figures", "notebooks")
 
 
+def git(root, *command):
+    """git's output of a command run in root, stripped; None when it fails or git is missing."""
+    try:
+        done = subprocess.run(["git", *command], cwd=root, capture_output=True, text=True,
+                              timeout=20, encoding="utf-8")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+REPLAYED = {}   # the results files replay() read in this process: path -> sha256 of its bytes
+
+
+def with_replayed_inputs(record, root=None):
+    """A provenance record plus, for a run that replayed committed files, each one's sha256 and
+    whether it is the committed file (tracked, and unchanged since HEAD); dirty then also
+    covers what the run read (the code's check leaves results/ out)."""
+    if not REPLAYED:
+        return record
+    root = Path(root or ROOT)
+    inputs = {path: {"sha256": digest,
+                     "as_committed": git(root, "ls-files", "--error-unmatch", path) is not None
+                     and git(root, "diff", "--quiet", "HEAD", "--", path) is not None}
+              for path, digest in REPLAYED.items()}
+    dirty = record["dirty"]
+    if dirty is not None:
+        dirty = dirty or not all(entry["as_committed"] for entry in inputs.values())
+    return {**record, "dirty": dirty, "inputs": inputs}
+
+
 @functools.lru_cache(maxsize=None)
 def provenance(root=None):
     """Where a run comes from: the code's git commit and whether tracked files other than the
@@ -464,17 +498,8 @@ def provenance(root=None):
     use, cores, torch's threads). Outside a git checkout commit and dirty are None. Once per
     process."""
     root = Path(root or ROOT)
-
-    def git(*command):
-        try:
-            done = subprocess.run(["git", *command], cwd=root, capture_output=True, text=True,
-                                  timeout=20, encoding="utf-8")
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    changes = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+    commit = git(root, "rev-parse", "HEAD")
+    changes = git(root, "status", "--porcelain", "--untracked-files=no", "--", ".",
                   *(f":(exclude){folder}" for folder in RUN_OUTPUTS)) if commit else None
     import numpy
     import scipy
@@ -516,7 +541,7 @@ def save_results(stem, numbers, args, wall_time_s, script=None):
         "torch_version": torch.__version__,
         "python_version": sys.version.split()[0],   # 06's corpus ships with Python
         "wall_time_s": round(wall_time_s, 2),
-        "provenance": provenance(),
+        "provenance": with_replayed_inputs(provenance()),
         **numbers,
     }
     bad = first_non_finite(payload, stem)

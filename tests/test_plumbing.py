@@ -214,6 +214,29 @@ def test_a_replay_s_analysis_is_a_file_of_its_own(tmp_path):
     assert committed.read_bytes() == before
 
 
+def test_a_replay_records_each_file_it_read_and_whether_it_is_the_committed_one(tmp_path,
+                                                                              monkeypatch):
+    """A run that replays committed results names each file it read with its sha256 and whether
+    it is as committed; an edited copy is not, and then the run is dirty (the code's check alone
+    leaves results/ out)."""
+    import hashlib
+    committed = conftest.ROOT / "results" / "03b_uniqueness.json"
+    edited = tmp_path / "03b_uniqueness.json"
+    edited.write_text(committed.read_text(encoding="utf-8").replace("0.57", "0.58"),
+                      encoding="utf-8")
+    for source, shown, as_committed in ((committed, "results/03b_uniqueness.json", True),
+                                        (edited, str(edited), False)):
+        monkeypatch.setattr(plumbing, "REPLAYED", {})
+        run = plumbing.Run("00_test", config("--out", str(tmp_path / "out")))
+        run.record({"rows": len(plumbing.replay(source)["corollary"])})
+        record = json.loads(run.finish().read_text(encoding="utf-8"))["provenance"]
+        assert record["inputs"] == {shown: {
+            "sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+            "as_committed": as_committed}}
+        if not as_committed:
+            assert record["dirty"] is True
+
+
 def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(monkeypatch):
     import ipykernel  # noqa: F401 — imported by a test process, which is still not a kernel
     monkeypatch.setattr(sys, "argv", ["/x/01_retrieval_task.py", "--quick"])
