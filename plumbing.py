@@ -328,6 +328,7 @@ class Run:
         self.stem, self.args, self.numbers = stem, args, {}
         self.suffix = variant + output_suffix(args, parts, named)
         provenance()  # read now, once per process: the code as it starts, not as it ends
+        REPLAYED.clear()  # the committed files this run replays, from here on
         self.started = time.perf_counter()
         print(f"device: {args.device}   preset: {args.preset}", flush=True)
         if not in_notebook():
@@ -470,7 +471,7 @@ def git(root, *command):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-REPLAYED = {}   # the results files replay() read in this process: path -> sha256 of its bytes
+REPLAYED = {}   # the results files replay() read for the current run: path -> sha256 of its bytes
 
 
 def with_replayed_inputs(record, root=None):

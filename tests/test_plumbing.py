@@ -162,7 +162,8 @@ def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
     plumbing.provenance.cache_clear()
 
 
-def test_every_run_records_its_provenance(tmp_path):
+def test_every_run_records_its_provenance(tmp_path, monkeypatch):
+    monkeypatch.setattr(plumbing, "REPLAYED", {})        # a run that replays nothing
     args = config("--quick", "--out", str(tmp_path))
     written = plumbing.save_results("00_test", {}, args, 1.0)
     payload = json.loads(written.read_text(encoding="utf-8"))
