@@ -506,10 +506,11 @@ if __name__ == "__main__":
 #
 # Unlike at $T = 8$, the $h = 4$ error is still falling at 50,000 steps: 4.7× [1.7, 13] from 20,000
 # (factors of the mean log error over 3 paired seeds; $h = 3$ 1.5× [0.83, 2.8] and $h = 5$ 4.5×
-# [0.27, 75], neither separated from no change). So the $T = 32$ levels are not converged: the $h =
-# 4$ minimum is still 6.4× Table 3's, though its mean is already 0.076× Table 2's. At 50,000 steps
-# the means fall 374× from $h = 3$ to 4 (Table 2's: 18.9×), and paired by seed 430× [117, 1,580],
-# an interval above Table 2's factor; each head below $D$ buys less than in Table 2, from $h = 2$
+# [0.27, 75], neither separated from no change). So the $T = 32$ levels are not converged: the
+# $h = 4$ minimum is still 6.4× Table 3's, though its mean is already 0.076× Table 2's. At 50,000
+# steps the means fall 374× from $h = 3$ to 4 (Table 2's: 18.9×, the same statistic), and paired
+# by seed 430× [117, 1,580] (the geometric mean of per-seed ratios, which the paper's tables cannot
+# give), an interval above Table 2's factor; each head below $D$ buys less than in Table 2, from $h = 2$
 # to 3 2.6× (paired 2.58× [2.13, 3.11]; Table 2's: 10.4×), and from $h = 4$ to 5 the paired 2.24×
 # [0.20, 25] is not separated from 1 (Table 2's: 9.78×). Our $h = 2$ mean is 0.37× Table 2's, our
 # $h = 3$ mean 1.5×: as at $T = 8$, a knee deeper than Table 2's means, with heads below $D$ that

@@ -1,7 +1,7 @@
 """The CUDA path, checked in one command on a machine with a GPU (about 10 minutes):
 
-    python tests/gpu_check.py              # writes runs/gpu_check.md and runs/gpu_check.json
-    python tests/gpu_check.py --out .      # writes results/gpu_check.json (to commit) and the .md
+    python tests/gpu_check.py              # writes runs/results/gpu_check.json and .md
+    python tests/gpu_check.py --out .      # writes results/gpu_check.json (to commit) and .md
 
 1. every lesson's and study's --quick on CUDA (what the tests run on the CPU);
 2. lesson 02's default on CUDA, its knee beside the committed CPU run's (results/02_...json);
@@ -23,16 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import plumbing  # noqa: E402
+from conftest import SCRIPTS  # noqa: E402  every lesson and study, in the order of the path
 
 QUICK_LIMIT_S = 120     # seconds for one file's --quick; the slowest takes under 30 on 2 CPU cores
 DEFAULT_LIMIT_S = 300   # lesson 02's default: 1 min 18 s on 2 CPU cores
 SLICE = ["--full", "--T", "128", "--heads", "3,4", "--seeds", "1"]   # 2 of --full's 75 runs
 FULL_RUNS = 5 * 5 * 3   # --full: T = 8 ... 128 (5) x h = 1 ... 5 (5) x 3 seeds
-
-
-def scripts():
-    """Every lesson and study, in the order of the path."""
-    return sorted(ROOT.glob("0[1-7]_*.py")) + sorted((ROOT / "further").glob("0[1-7]*_*.py"))
 
 
 def run(path, flags, out, device, limit):
@@ -53,7 +49,7 @@ def run(path, flags, out, device, limit):
 def check(args):
     """The three parts above; returns the report's numbers."""
     scratch = plumbing.RUNS / "gpu_check"            # the runs' own files: git ignores runs/
-    chosen = [path for path in scripts() if not args.only or path.stem in args.only]
+    chosen = [path for path in SCRIPTS if not args.only or path.stem in args.only]
     quick = [run(path, ["--quick"], scratch / "quick", args.device, QUICK_LIMIT_S)
              for path in chosen]
     for outcome in quick:
