@@ -214,9 +214,12 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
         args.preset = "full" if args.full else "default"
     args.changed = ["seed"] if args.seed != 0 else []
     for name, row in settings.items():
+        preset_value = anchored(row.value(args.preset), ROOT)
         if getattr(args, name) is None:
-            setattr(args, name, row.value(args.preset))
-        elif getattr(args, name) != row.value(args.preset):
+            setattr(args, name, preset_value)
+            continue
+        setattr(args, name, anchored(getattr(args, name), Path.cwd()))
+        if getattr(args, name) != preset_value:
             args.changed.append(name)
     try:
         args.device = str(pick_device(args.device))
@@ -233,6 +236,18 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     if refusals is not None:
         refuse_unaccepted(refusals(args))
     return args
+
+
+def anchored(value, folder):
+    """A path setting made absolute: a path typed on the command line is relative to the folder
+    the command runs in, as for any command; a path in a settings table is relative to the
+    repository's root, wherever the run starts (a notebook runs in notebooks/). Lists of paths
+    item by item; any other value as it is."""
+    if isinstance(value, (list, tuple)):
+        return [anchored(item, folder) for item in value]
+    if isinstance(value, Path):
+        return (folder / value).resolve()
+    return value
 
 
 def refuse(flags, reason, smallest=None):
@@ -385,9 +400,7 @@ def replay(path):
     sha256 is kept for the provenance of what this process writes (with_replayed_inputs)."""
     if not Path(path).is_file():
         refuse("--replay", f"no results file at {path}")
-    content = Path(path).read_bytes()
-    REPLAYED[shown_path(path)] = hashlib.sha256(content).hexdigest()
-    written = json.loads(content.decode("utf-8"))
+    written = read_input(path)
     flags = " ".join(f"--{key}" for key in written["config"].get("changed", []))
     print(f"replaying {shown_path(path)}: written by {written['script']} "
           f"({written['config']['preset']} preset{', changed: ' + flags if flags else ''}) "
@@ -395,6 +408,14 @@ def replay(path):
     return {key: value for key, value in written.items() if key not in
             ("script", "config", "device", "torch_version", "python_version", "wall_time_s",
              "provenance")}
+
+
+def read_input(path):
+    """The content of a results file this run reads (a replay, a lesson run a control stands
+    beside), kept with its sha256 for the provenance of what this process writes."""
+    content = Path(path).read_bytes()
+    REPLAYED[shown_path(path)] = hashlib.sha256(content).hexdigest()
+    return json.loads(content.decode("utf-8"))
 
 
 def replay_suffix(args):
@@ -452,7 +473,7 @@ def first_non_finite(value, key="result"):
 def shown_path(path):
     """A path as printed: relative to the repository when inside it (no machine's prefix)."""
     try:
-        return str(Path(path).resolve().relative_to(ROOT))
+        return Path(path).resolve().relative_to(ROOT).as_posix()  # the same on every system
     except ValueError:
         return str(path)
 
@@ -471,7 +492,7 @@ def git(root, *command):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-REPLAYED = {}   # the results files replay() read for the current run: path -> sha256 of its bytes
+REPLAYED = {}   # the results files read_input() read for this run: path -> sha256 of its bytes
 
 
 def with_replayed_inputs(record, root=None):
@@ -525,6 +546,14 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def recorded(value):
+    """A setting as a results file records it: a path from the repository's root (shown_path),
+    lists item by item."""
+    if isinstance(value, (list, tuple)):
+        return [recorded(item) for item in value]
+    return shown_path(value) if isinstance(value, Path) else value
+
+
 def save_results(stem, numbers, args, wall_time_s, script=None):
     """Write OUT/results/<stem>.json atomically (temporary file, then rename).
 
@@ -537,7 +566,7 @@ def save_results(stem, numbers, args, wall_time_s, script=None):
     folder.mkdir(parents=True, exist_ok=True)
     payload = {
         "script": script or f"{stem}.py",   # the file that ran, from the repository's root
-        "config": {k: shown_path(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "config": {key: recorded(value) for key, value in vars(args).items()},
         "device": args.device,
         "torch_version": torch.__version__,
         "python_version": sys.version.split()[0],   # 06's corpus ships with Python

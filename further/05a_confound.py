@@ -13,7 +13,6 @@
 
 # %%
 """05a · The oracle and the confound: a target whose dependence on the query grows with L."""
-import json
 import math
 import sys
 from pathlib import Path
@@ -43,8 +42,8 @@ SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "lesson_run": Setting(Path("results/05_saturation.json"), ...,
                           Path("results/05_saturation_full.json"), Path,
-                          "a: a results file of lesson 05, from the repository's root: the "
-                          "oracle at its settings, beside its trained heads"),
+                          "a: a results file of lesson 05 (a typed path is from the current "
+                          "folder): the oracle at its settings, beside its trained heads"),
     "confound_L": Setting([16, 64, 256], [16, 64], [16, 64, 256, 1024], int_list,
                           "b: sequence lengths"),
     "confound_head_dims": Setting([1, 16], [1, 4], [1, 4, 16], int_list,
@@ -68,11 +67,6 @@ VARIANCE_SEED_OFFSET = 1    # the split's sequences: seed --seed + 1
 NOTEBOOK_ARGS = "--replay ../results/05a_confound_cuda.json"
 
 
-def lesson_file(args):
-    """--lesson-run, read from the repository's root when relative."""
-    return args.lesson_run if args.lesson_run.is_absolute() else plumbing.ROOT / args.lesson_run
-
-
 def refusals(args):
     """[(flag, accepted, why not, smallest accepted)] of part b's sizes and part a's file."""
     dims, lengths, dim = args.confound_head_dims, args.confound_L, saturation.DIM
@@ -86,7 +80,8 @@ def refusals(args):
         ("--confound-L", max(lengths) <= saturation.MAX_L, f"at most {saturation.MAX_L}", None),
         ("--seeds", args.seeds >= 2, "a confidence interval over seeds needs at least two", 2),
         ("--lesson-run", bool(args.replay) or "oracle" not in args.parts
-         or lesson_file(args).is_file(), f"no results file at {lesson_file(args)}", None)]
+         or args.lesson_run.is_file(),
+         f"no results file at {plumbing.shown_path(args.lesson_run)}", None)]
 
 
 def config(argv=None):
@@ -157,7 +152,7 @@ def model_side_oracle(lesson):
 
 def run_oracle(args):
     """Part a's numbers, {"model_side": ...}: the lesson run's trained errors and the oracle."""
-    lesson = json.loads(lesson_file(args).read_text(encoding="utf-8"))
+    lesson = plumbing.read_input(args.lesson_run)
     trained = lesson["model_side"]
     return {"model_side": {"free": trained["free"], "capped": trained["capped"],
                            "oracle": model_side_oracle(lesson["config"])}}

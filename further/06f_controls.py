@@ -11,7 +11,6 @@
 
 # %%
 """06f · Lesson 06's controls: a hand-built oracle at a fixed budget, and a no-match baseline."""
-import json
 import math
 import sys
 from pathlib import Path
@@ -38,22 +37,18 @@ SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "lesson_run": Setting(Path("results/06_allocation.json"), ...,
                           Path("results/06_allocation_full.json"), Path,
-                          "a results file of lesson 06, from the repository's root"),
+                          "a results file of lesson 06 (a typed path is from the current "
+                          "folder)"),
 }
 PARTS = {"oracle": (), "baseline": ()}  # a and b
 SHARPNESS = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]  # a: the oracle's score scales, the best is kept
 FRESH_SEED_OFFSET = 10_000  # the controls' sequences: the lesson run's seed + this, never trained on
 
 
-def lesson_file(args):
-    """--lesson-run, read from the repository's root when relative."""
-    return args.lesson_run if args.lesson_run.is_absolute() else plumbing.ROOT / args.lesson_run
-
-
 def refusals(args):
     """[(flag, accepted, why not, smallest accepted)]: the lesson run must exist."""
-    return [("--lesson-run", lesson_file(args).is_file(),
-             f"no results file at {lesson_file(args)}", None)]
+    return [("--lesson-run", args.lesson_run.is_file(),
+             f"no results file at {plumbing.shown_path(args.lesson_run)}", None)]
 
 
 def config(argv=None):
@@ -65,7 +60,7 @@ def config(argv=None):
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06f_controls", args, PARTS)
-    lesson = json.loads(lesson_file(args).read_text(encoding="utf-8"))
+    lesson = plumbing.read_input(args.lesson_run)
 
 # %% [markdown]
 # ## a. The oracle: what $H$ heads can do at the budget, with nothing to train

@@ -223,8 +223,7 @@ def test_a_replay_records_each_file_it_read_and_whether_it_is_the_committed_one(
     import hashlib
     committed = conftest.ROOT / "results" / "03b_uniqueness.json"
     edited = tmp_path / "03b_uniqueness.json"
-    edited.write_text(committed.read_text(encoding="utf-8").replace("0.57", "0.58"),
-                      encoding="utf-8")
+    edited.write_text(committed.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     for source, shown, as_committed in ((committed, "results/03b_uniqueness.json", True),
                                         (edited, str(edited), False)):
         monkeypatch.setattr(plumbing, "REPLAYED", {})
@@ -236,6 +235,24 @@ def test_a_replay_records_each_file_it_read_and_whether_it_is_the_committed_one(
             "as_committed": as_committed}}
         if not as_committed:
             assert record["dirty"] is True
+
+
+def test_paths_are_recorded_from_the_repository_s_root_whatever_the_folder_a_run_starts_in(
+        tmp_path, monkeypatch):
+    """A path in the settings table is read from the repository's root, a typed one from the
+    folder the command runs in; the results file records both from the root, with the file the
+    run read among its inputs (a notebook runs in notebooks/)."""
+    settings = {"lesson_run": Setting(Path("results/06_allocation.json"), ..., ..., Path, "")}
+    monkeypatch.chdir(conftest.ROOT / "notebooks")
+    for flags in ([], ["--lesson-run", "../results/06_allocation.json"]):
+        args = plumbing.config(settings, [*flags, "--out", str(tmp_path)], "test")
+        assert args.lesson_run == conftest.ROOT / "results" / "06_allocation.json"
+        assert args.changed == []                       # the same file, typed or not
+        run = plumbing.Run("00_test", args)
+        run.record({"seeds": plumbing.read_input(args.lesson_run)["config"]["seeds"]})
+        written = json.loads(run.finish().read_text(encoding="utf-8"))
+        assert written["config"]["lesson_run"] == "results/06_allocation.json"
+        assert list(written["provenance"]["inputs"]) == ["results/06_allocation.json"]
 
 
 def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(monkeypatch):
@@ -289,7 +306,7 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
 
 def test_printed_paths_hold_no_machine_prefix():
     assert plumbing.shown_path(plumbing.ROOT / "runs" / "results" / "x.json") == \
-        str(Path("runs") / "results" / "x.json")
+        "runs/results/x.json"
 
 
 def test_provenance_is_read_when_a_run_starts(tmp_path):
