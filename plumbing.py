@@ -339,8 +339,9 @@ class Run:
     run. The suffix says what differs from the default run (`_full`, `_steps100`, `_parts_b`;
     `variant` is a file's own, such as 02's `_D3`), so no other run lands on its files."""
 
-    def __init__(self, stem, args, parts=None, variant="", named=()):
+    def __init__(self, stem, args, parts=None, variant="", named=(), script=None):
         self.stem, self.args, self.numbers = stem, args, {}
+        self.script = script or helpers.script_path(stem)   # the file that runs, by its path
         self.suffix = variant + output_suffix(args, parts, named)
         provenance()  # read now, once per process: the code as it starts, not as it ends
         REPLAYED.clear()  # the committed files this run replays, from here on
@@ -381,9 +382,9 @@ class Run:
 
     def write(self, name):
         seconds = time.perf_counter() - self.started
-        ran = helpers.script_path(self.stem)                  # the file that ran, by its path
         path = save_results(name, self.numbers, self.args, seconds,
-                            script=shown_path(ran) if ran.exists() else f"{self.stem}.py")
+                            script=shown_path(self.script) if Path(self.script).exists()
+                            else f"{self.stem}.py")
         print(f"wrote {shown_path(path)} in {seconds:.1f} s")
         return path
 

@@ -295,10 +295,11 @@ if __name__ == "__main__" and not args.replay:
 #
 # **This study's own run** (`python further/05a_confound.py`, 33 s;
 # `results/05a_confound.json`, torch 2.13.0+cpu where the run above used 2.14.1+cu130) gives the
-# same oracle, trained numbers, variance split and decaying-spectrum curves to three digits. The
-# flat control's cuts below full rank do not: with every singular value equal, which subspace
-# the SVD keeps is arbitrary, so they moved between the two builds (rank 1: 0.57 → 0.93 in this
-# run; at $L$ = 256, rank 8: 0.629 in the run above, 0.342 in this one).
+# same oracle, trained numbers, variance split and decaying-spectrum curves to three digits, and
+# the same flat control to the last digit. Its cuts below full rank are still not a stable
+# number: with every singular value equal, which subspace the SVD keeps is arbitrary, and an
+# earlier run of this file on the same build (at a7aa751, since replaced) gave 0.342 at
+# $L$ = 256, rank 8, where both committed files give 0.629.
 #
 # **The reference run** (`results/05_saturation_full.json`, lesson 05's `--full` settings:
 # L up to 256, d up to 16, B = 2 and 3, 2,500 steps; part b at L up to 1024, d = 1, 4, 16).

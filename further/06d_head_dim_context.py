@@ -578,7 +578,8 @@ def report_study(result):
 # - `values_share`, when the control (`--value-dim 16`) lies beside the replayed file with the
 #   same seeds and training: per score and L, the whole head's gain of $d_\min \to d_\max$, the
 #   control's (the queries' and keys' alone), their per-seed difference (the part the values'
-#   width carries; the seeds pair across the two runs, which train on the same windows), and that
+#   width carries; the seeds pair across the two runs, which train on the same windows in the
+#   same order but from their own initial weights), and that
 #   part as a fraction of the whole head's mean gain (the interval's ends divided by that mean;
 #   the gain's own spread is not in it).
 
@@ -853,7 +854,10 @@ if __name__ == "__main__" and args.value_dim is None:     # (the control's own r
 # 16, the queries' and keys' dimension 2 → 16 buys +0.012 [−0.003, +0.028] bits at L = 16, +0.015
 # [−0.000, +0.031] at 64 and +0.014 [−0.001, +0.028] at 256 (last quarter), none separated from 0,
 # against +0.129, +0.140 and +0.151 when the values grow with d. Seed by seed (the two runs share
-# their seeds and training windows), the whole head's gain minus the control's, the part the
+# their seed numbers, so their training windows and order, not their initial weights: the
+# control's d = 16 arm, the whole head's architecture, differs from the main run's by up to 0.026
+# bits per seed on the last quarter, 0.037 on the same targets, as large as the queries' and
+# keys' effect), the whole head's gain minus the control's, the part the
 # values' width carries, is +0.117 [+0.092, +0.142] bits at L = 16, +0.124 [+0.092, +0.157] at 64
 # and +0.137 [+0.102, +0.173] at 256: 89–91 % of the whole head's mean gain, the intervals' ends
 # 66–114 % of it (`results/06d_head_dim_context_analysis_of_06d_head_dim_context_full.json`:

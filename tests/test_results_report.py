@@ -47,9 +47,12 @@ def runs_table():
 def seeds_of(path):
     """The seeds a row quotes: the file's own count where it keeps one, else its config's
     (`seeds` first, then each `NAME_seeds` as "NAME n"); an analysis quotes its replayed run's."""
+    written = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(written["config"].get("replay"), str):   # an analysis: its replayed run's seeds
+        return seeds_of(ROOT / written["config"]["replay"])
     if "_analysis_of_" in path.stem:
         path = path.parent / (path.stem.split("_analysis_of_")[1] + ".json")
-    written = json.loads(path.read_text(encoding="utf-8"))
+        written = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(written.get("seeds"), int):
         return str(written["seeds"])
     config = written["config"]
@@ -64,13 +67,13 @@ def test_every_results_file_has_one_row_that_says_what_its_json_says():
     assert sorted(rows) == [path.name for path in RESULTS]
     for path in RESULTS:
         written = json.loads(path.read_text(encoding="utf-8"))
-        name, command, kind, commit, torch, machine, seeds, time, note = rows[path.name]
+        name, command, kind, commit, torch, machine, seeds, time, record, note = rows[path.name]
         quoted = readme.seconds(re.fullmatch(readme.DURATION, time).groups())
         measured = written["wall_time_s"]
         assert abs(quoted - measured) <= max(0.05 * measured, 0.05), (path.name, time)
         assert torch == written["torch_version"], path.name
         assert seeds == seeds_of(path), path.name
-        assert command.startswith("`python ") and kind, path.name
+        assert command.startswith("`python ") or command == "none", path.name
         if "provenance" in written:
             provenance = written["provenance"]
             assert commit.startswith(provenance["commit"][:7]), path.name
@@ -211,15 +214,64 @@ def test_each_number_beside_a_json_is_that_json_s(index):
 KINDS = ("default", "full", "variant", "old default", "analysis")     # as the table's text says
 
 
-def test_every_command_of_the_table_of_runs_runs_with_today_s_code(tmp_path, monkeypatch):
-    """Each row's command names a script of today's layout, and that script's flags accept it
-    (parsed, not run); its kind is one the table's text defines."""
+class Named(Exception):
+    """Raised where a script makes its Run: the results file its command would write."""
+
+
+def written_names(command, folder, monkeypatch):
+    """The names (without .json) a row's command can write: its script runs as `python` would
+    run it, with its flags parsed, until it makes its Run; a replay's analysis may instead be
+    written as <stem>_analysis_of_<replayed>."""
+    import runpy
     import shlex
-    import helpers
-    monkeypatch.chdir(ROOT)                                   # --replay paths are the root's
+    import plumbing
+    words = shlex.split(command)
+    assert words[0] == "python" and (ROOT / words[1]).is_file(), command
+
+    def named(run, stem, args, parts=None, variant="", named=(), script=None):
+        raise Named(stem, stem + variant + plumbing.output_suffix(args, parts, named), args)
+
+    monkeypatch.setattr(plumbing.Run, "__init__", named)
+    monkeypatch.setattr(sys, "argv", [words[1], *words[2:], "--out", str(folder)])
+    with pytest.raises(Named) as made:         # a flag the script lacks exits 2 instead
+        runpy.run_path(str(ROOT / words[1]), run_name="__main__")
+    stem, name, args = made.value.args
+    replayed = getattr(args, "replay", None)
+    return {name} | ({plumbing.analysis_name(stem, replayed)} if replayed else set())
+
+
+def test_every_command_of_the_table_of_runs_writes_the_file_of_its_row(tmp_path, monkeypatch):
+    """Each row's command, run with today's code (up to the point where it names its results
+    file), writes the file its row names; its kind is one the table's text defines. A file
+    today's code cannot make says `none` and why in its record."""
+    monkeypatch.chdir(ROOT)                     # the table's commands run from the root
     for name, row in runs_table().items():
-        words = shlex.split(row[1].strip("`"))
-        assert words[0] == "python" and (ROOT / words[1]).is_file(), (name, row[1])
         assert row[2] in KINDS, (name, row[2])
-        script = helpers.load_concept(Path(words[1]).stem)
-        script.config([*words[2:], "--out", str(tmp_path)])    # exits 2 on a flag it lacks
+        if row[1] == "none":
+            assert row[8].startswith("not re-made: "), (name, row[8])
+            continue
+        assert Path(name).stem in written_names(row[1].strip("`"), tmp_path, monkeypatch), \
+            (name, row[1])
+
+
+def recorded_paths(written):
+    """The paths a results file's config records (a replayed file, a lesson run read)."""
+    return [value for value in written["config"].values()
+            if isinstance(value, str) and value.endswith((".json", ".txt"))]
+
+
+def test_a_file_re_made_records_what_ran_and_the_others_say_why_not():
+    """A results file with the record complete names a script that exists, paths that exist
+    and its provenance; any other says in its row why it was not re-made, and a run short
+    enough to re-make (at most 15 minutes on 2 cores) must give another reason than its time."""
+    for path in RESULTS:
+        written = json.loads(path.read_text(encoding="utf-8"))
+        record = runs_table()[path.name][8]
+        complete = ("provenance" in written and (ROOT / written["script"]).is_file()
+                    and all((ROOT / shown).is_file() for shown in recorded_paths(written)))
+        if complete:
+            assert record == "complete", (path.name, record)
+            continue
+        assert record.startswith("not re-made: "), (path.name, record)
+        if re.match(r"not re-made: its run takes", record):
+            assert written["wall_time_s"] > 15 * 60, (path.name, record)
