@@ -298,8 +298,9 @@ if __name__ == "__main__" and not args.replay:
 # same oracle, trained numbers, variance split and decaying-spectrum curves to three digits, and
 # the same flat control to the last digit. Its cuts below full rank are still not a stable
 # number: with every singular value equal, which subspace the SVD keeps is arbitrary, and an
-# earlier run of this file on the same build (at a7aa751, since replaced) gave 0.342 at
-# $L$ = 256, rank 8, where both committed files give 0.629.
+# earlier run of this file on the same build gave another value at $L$ = 256, rank 8, where both
+# committed files give 0.629 (`git show a7aa751:results/05a_confound.json`, key `confound` →
+# `oracle_flat`).
 #
 # **The reference run** (`results/05_saturation_full.json`, lesson 05's `--full` settings:
 # L up to 256, d up to 16, B = 2 and 3, 2,500 steps; part b at L up to 1024, d = 1, 4, 16).
