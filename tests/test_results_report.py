@@ -256,7 +256,9 @@ def test_every_command_of_the_table_of_runs_writes_the_file_of_its_row(tmp_path,
 
 def recorded_paths(written):
     """The paths a results file's config records (a replayed file, a lesson run read)."""
-    return [value for value in written["config"].values()
+    values = [item for value in written["config"].values()
+              for item in (value if isinstance(value, list) else [value])]
+    return [value for value in values
             if isinstance(value, str) and value.endswith((".json", ".txt"))]
 
 
@@ -275,3 +277,27 @@ def test_a_file_re_made_records_what_ran_and_the_others_say_why_not():
         assert record.startswith("not re-made: "), (path.name, record)
         if re.match(r"not re-made: its run takes", record):
             assert written["wall_time_s"] > 15 * 60, (path.name, record)
+
+
+def test_the_constraints_pin_every_requirement_at_the_committed_runs_versions():
+    """constraints.txt pins each requirement (and the site's), and the versions it pins are the
+    ones every results file with a provenance record names."""
+    def names(path):
+        found = set()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = line.split("#")[0].strip()
+            if line and not line.startswith("-r"):
+                found.add(re.split(r"[<>=!~\[ ]", line)[0].lower().replace("_", "-"))
+        return found
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.lower().replace("_", "-")] = version
+    assert names(ROOT / "requirements.txt") | names(ROOT / "web" / "requirements.txt") <= set(pins)
+    for path in RESULTS:
+        versions = json.loads(path.read_text(encoding="utf-8")).get("provenance", {}).get(
+            "versions", {})
+        for name in ("torch", "numpy", "scipy"):
+            if name in versions:
+                assert versions[name].split("+")[0] == pins[name], (path.name, name)
