@@ -6,7 +6,7 @@
 # the sequence. The proof recovers every coordinate $x(t)_j$ of every token from min-over-subset
 # features (Lemma 2) and a smooth selector (Lemma 3). This study computes both on random
 # sequences, the paper's selector beside one of ours with a bound, and measures how the recovery
-# error falls with the selector's sharpness q. `python further/01a_density.py` (1.6 s on 2
+# error falls with the selector's sharpness q. `python further/01a_density.py` (0.4 s on 2
 # cores).
 
 # %%

@@ -259,12 +259,12 @@ if __name__ == "__main__" and training:
 # |---|---|---|
 # | `02d_variants_E32.json` | `--total-width 32` | 6 min 47 s |
 # | `02d_variants_D3_E32.json` | `--D 3 --total-width 32` | 7 min 15 s |
-# | `02d_variants_D3.json` | `--D 3` | 4 min 23 s |
+# | `02d_variants_D3.json` | `--D 3` | 2 min 12 s |
 # | `02d_variants_E32_L2_T8-32.json` | `--layers 2 --total-width 32 --T 8,32` | 9 min 55 s |
-# | `02d_variants_E32_L2_T8_heads1-2_lr0.003_steps20000.json` | `--layers 2 --total-width 32 --T 8 --heads 1,2 --steps 20000 --lr 3e-3` | 6 min 24 s |
-# | `02d_variants_E32_L2_attention_only_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --block attention-only` | 5 min 28 s |
+# | `02d_variants_E32_L2_T8_heads1-2_lr0.003_steps20000.json` | `--layers 2 --total-width 32 --T 8 --heads 1,2 --steps 20000 --lr 3e-3` | 2 min 38 s |
+# | `02d_variants_E32_L2_attention_only_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --block attention-only` | 2 min 47 s |
 # | `02_multihead_model_full.json` | `--full` | 100 min 47 s |
-# | `02_multihead_model_steps4000.json` | `--steps 4000` | 6 min 6 s |
+# | `02_multihead_model_steps4000.json` | `--steps 4000` | 2 min 8 s |
 # | `02_multihead_model.json` | (the lesson's default) | the lesson's |
 #
 # The first six are `python further/02d_variants.py` with those flags (4,000 steps unless

@@ -5,7 +5,7 @@
 # log(parameters), the power law Theorem 2(2) leads one to expect; at h = D the curve is flat or
 # rises ("mild overfitting"). Does lesson 02's model, its MLP width swept, show both? This study
 # deepens 03's bounds with trained models, whose attention logits are lesson 02's (paper A's
-# β = 1, nothing capping them). `python further/03a_params_vs_error.py` (2 min 13 s
+# β = 1, nothing capping them). `python further/03a_params_vs_error.py` (1 min 28 s
 # on 2 cores; `--full`: a wider N sweep, 5 T, 3 seeds, not timed); its notebook replays a
 # committed run of the same sweep (`--replay results/03a_params_vs_error_torch2.14.json`).
 
@@ -209,8 +209,9 @@ if __name__ == "__main__" and not args.replay:
 # 1.0e-6. The gap at h = 4 (about 400–1,000×) is of the order lesson 02 finds between its h = 4
 # minima and Table 3's (60–900×), with 3,000 steps and 2 seeds here.
 #
-# The study's own default run on torch 2.13.0 (`results/03a_params_vs_error.json`, 2 min 13 s)
-# gives the same minima to within 1.8 % and the slopes −0.54 and −0.53 (h = 3) again.
+# The study's own default run on torch 2.13.0+cpu (`results/03a_params_vs_error.json`, 1 min
+# 28 s) gives the same minima and slopes, to the last digit stored, as the run above on
+# 2.14.1+cu130.
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -7,7 +7,7 @@
 # $C/\varepsilon^{1+\gamma}$ FFN parameters. This study builds Lemma 9's max network, assembles
 # the untrained single-head model on file 03's task, and sets what it costs beside file 03's
 # h = D layer, which pays with a softmax scale β instead.
-# `python further/04a_cost_accounting.py` (4.2 s on 2 cores).
+# `python further/04a_cost_accounting.py` (1.5 s on 2 cores).
 
 # %%
 """04a · Lemma 9's ReLU max, the assembled single-head model, each route's cost (study of 04)."""

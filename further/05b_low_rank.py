@@ -6,7 +6,7 @@
 # as $L$ grows? This study trains lesson 05's part b heads (its training, the same runs) and
 # measures each as it finishes: its largest logit, and its error when its $W_Q^\top W_K$ is cut
 # to each lower rank; their logits are lesson 05's (1/√d, free or capped at B).
-# `python further/05b_low_rank.py` (1 min 59 s on 2 cores); the notebook
+# `python further/05b_low_rank.py` (1 min 22 s on 2 cores); the notebook
 # replays that committed run (`results/05b_low_rank.json`).
 
 # %%

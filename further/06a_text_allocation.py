@@ -6,7 +6,7 @@
 # which paper B (arXiv 2510.03784, §5–6) expects of later layers? Character models on the Python
 # language reference, beside the same model limited to 3 characters; then each head's score cut
 # to rank r. The blocks are lesson 06's: logits scaled by 1/√d, nothing capping them.
-# `python further/06a_text_allocation.py` (1 min 45 s on 2 cores; its notebook replays
+# `python further/06a_text_allocation.py` (55 s on 2 cores; its notebook replays
 # the committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06b's and 06c's models).
 
 # %%
@@ -510,7 +510,7 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/06a_text_allocation.py               # a and b (default): 1 min 45 s on a 2-core CPU
+#     python further/06a_text_allocation.py               # a and b (default): 55 s on a 2-core CPU
 #     python further/06a_text_allocation.py --full        # 5 seeds, 3,000 steps, the whole text
 #     python further/06a_text_allocation.py --quick       # seconds; what the tests use
 #     python further/06a_text_allocation.py --text my.txt # your own text

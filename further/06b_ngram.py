@@ -6,7 +6,7 @@
 # (its Fig. 2). Where does the lowest error fall on our reconstruction, and does it move with
 # the budget, as an Eq. (3)-type trade-off would? It deepens 06's part a with paper B's own
 # task, beside a hand-built reference.
-# `python further/06b_ngram.py` (1 min 12 s on 2 cores; the notebook replays the committed runs
+# `python further/06b_ngram.py` (50 s on 2 cores; the notebook replays the committed runs
 # `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06c's models, and
 # `results/06b_ngram_full.json`, 37 min 24 s for three budgets).
 
@@ -516,7 +516,7 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/06b_ngram.py               # budget 32, 2 seeds, 600 steps (default): 1 min 12 s on a 2-core CPU
+#     python further/06b_ngram.py               # budget 32, 2 seeds, 600 steps (default): 50 s on a 2-core CPU
 #     python further/06b_ngram.py --full        # budgets 16, 32, 64, 5 seeds, 2,000 steps: 37 min 24 s
 #     python further/06b_ngram.py --quick       # seconds; what the tests use
 #     python further/06b_ngram.py --replay results/06b_ngram_full.json   # the full run, drawn again

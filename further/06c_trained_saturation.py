@@ -8,7 +8,7 @@
 # grows, and that of later layers more? No model here changes its head dimension, so the claim
 # itself is not tested here (study 06d tests it). It deepens 06 (its thinner later layers) with
 # 06a's text models and their rank costs.
-# `python further/06c_trained_saturation.py` (2 min 57 s on 2 cores; the notebook replays the
+# `python further/06c_trained_saturation.py` (1 min 39 s on 2 cores; the notebook replays the
 # committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06b's models).
 
 # %%
@@ -540,7 +540,7 @@ if __name__ == "__main__" and "a" in args.parts:
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/06c_trained_saturation.py          # 06a's a and b, then this study (default): 2 min 57 s on a 2-core CPU
+#     python further/06c_trained_saturation.py          # 06a's a and b, then this study (default): 1 min 39 s on a 2-core CPU
 #     python further/06c_trained_saturation.py --quick  # seconds; what the tests use
 #     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json
 #     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json --out .
@@ -558,13 +558,11 @@ if __name__ == "__main__" and "a" in args.parts:
 # effective keys, their changes, the margins' growth and the Spearman interval above.
 #
 # The study's own default run, `results/06c_trained_saturation.json`, is not the run replayed
-# here, and differs from it in both code and torch build: it ran this study's code at commit
-# a7aa751 with torch 2.13.0+cpu, where the replayed file was written by 06's code (committed at
-# 53dba57 as `results/06_allocation.json`, under its present name since a36144e) with torch
-# 2.14.1+cu130. So where its statistics differ from the ones above (e.g. the 2-layer last −
-# first layer entropy, +0.163 [−0.090, +0.415] against +0.161 [−0.096, +0.418]; its
-# `saturation` → `2 layers (part c)` → `entropy_last_minus_first_layer`), the difference is
-# not the build's alone.
+# here: it ran this study's code with torch 2.13.0+cpu, where the replayed file was written by
+# 06's code (committed at 53dba57 as `results/06_allocation.json`, under its present name since
+# a36144e) with torch 2.14.1+cu130. It gives every statistic above to the last digit stored
+# (e.g. the 2-layer last − first layer entropy, +0.161 [−0.096, +0.418]; its `saturation` →
+# `2 layers (part c)` → `entropy_last_minus_first_layer`).
 
 # %% [markdown]
 # ## The run's file

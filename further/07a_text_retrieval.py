@@ -6,7 +6,7 @@
 # corpus that needs no download, the standard library's own docstrings, with lesson 07's two
 # sweeps (head dimension fixed, width fixed)? And does paper A's law Err(h, T) fit our errors as
 # it fits Table 6? The encoder's blocks are lesson 06's (logits scaled by 1/√d, nothing capping
-# them). `python further/07a_text_retrieval.py` (2 min 0 s on 2 cores)
+# them). `python further/07a_text_retrieval.py` (1 min 9 s on 2 cores)
 
 # %%
 """07a · Text retrieval among hard negatives: the head count beside paper A's Table 6."""
@@ -563,7 +563,7 @@ if __name__ == "__main__" and "law" in args.parts:
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/07a_text_retrieval.py          # T = 8, 16, 32, 2 seeds: 2 min 0 s
+#     python further/07a_text_retrieval.py          # T = 8, 16, 32, 2 seeds: 1 min 9 s
 #     python further/07a_text_retrieval.py --full   # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
 #     python further/07a_text_retrieval.py --quick  # seconds; what the tests use
 #     python further/07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # 41 s
@@ -627,7 +627,7 @@ if __name__ == "__main__" and "law" in args.parts:
 # read from `--full`.
 #
 # **Paper A's law**, fitted to the reference run by `python further/07a_text_retrieval.py
-# --replay results/07a_text_retrieval_full.json` (41 s; `results/07a_text_retrieval_fit_to_full.json`):
+# --replay results/07a_text_retrieval_full.json` (15 s; `results/07a_text_retrieval_fit_to_full.json`):
 #
 # | fitted to | points | δ [95 % bootstrap] | α [95 % bootstrap] | MAE of log Err |
 # |---|---|---|---|---|
