@@ -11,11 +11,12 @@ each named results file beside its version at --against (a file re-made on anoth
 or CPU: its provenance and the old file's say which).
 
 Every number of both files is matched by its key and sorted into a kind by where it sits: one
-seed's value, a minimum over seeds, a mean over seeds, a paired difference's mean (moved by how
-much of its interval's half-width), an interval's end, or other (a bound, a count, a
-construction, the data, one model's attention map). For each kind: how many numbers, how many moved at
-all, and the median and largest relative change |new - old| / |old| (a difference's mean: |new -
-old| / the committed half-width); and every interval whose verdict (excludes 0 or not) flipped.
+seed's value, a minimum over seeds, a mean over seeds, a standard deviation over seeds, a
+paired difference's mean (moved by how much of its interval's half-width), an interval's end,
+or other (a bound, a count, a construction, the data, one model's attention map); times are
+left out. For each kind: how many numbers, how many moved at all, and the median and largest
+relative change |new - old| / |old| (a difference's mean: |new - old| / the committed
+half-width); and every interval whose verdict (excludes 0 or not) flipped.
 """
 import json
 import statistics
@@ -32,9 +33,9 @@ from plumbing import Setting  # noqa: E402
 LESSONS = ["01_retrieval_task", "02_multihead_model", "03_bounds",
            "04_single_head_memorization", "05_saturation", "06_allocation", "07_real_data"]
 NOT_NUMBERS = ("script", "config", "device", "torch_version", "python_version", "wall_time_s",
-               "provenance", "run_seconds")   # what a run records about itself
-KINDS = ["one seed", "min over seeds", "mean over seeds", "paired difference (mean)",
-         "interval end", "other"]
+               "provenance")   # what a run records about itself, with every "...seconds" key
+KINDS = ["one seed", "min over seeds", "mean over seeds", "std over seeds",
+         "paired difference (mean)", "interval end", "other"]
 RUN_LIMIT_S = 900   # one lesson default: the slowest takes under 2 minutes on 2 cores
 
 SETTINGS = {
@@ -72,7 +73,9 @@ def kind(path, numbers):
     if last == "min":
         return "min over seeds"
     over_seeds = (*siblings, "seeds", 0) in numbers or (*siblings, "seeds", 0, last) in numbers
-    if last in ("mean", "std", "valid_nmse", "train_nmse") and over_seeds:
+    if last == "std" and over_seeds:
+        return "std over seeds"
+    if last in ("mean", "valid_nmse", "train_nmse") and over_seeds:
         return "mean over seeds"   # 04 keeps its means as valid_nmse beside its seeds
     return "other"
 
@@ -88,10 +91,16 @@ def paired_means(numbers):
     return widths
 
 
+def measured(numbers):
+    """A file's numbers less what a run records about itself (its config, its times)."""
+    return {path: value for path, value in leaves(
+        {key: item for key, item in numbers.items() if key not in NOT_NUMBERS}).items()
+        if not any("seconds" in str(key) for key in path)}
+
+
 def compare(old, new):
     """The changes between two results files' numbers, by kind, and the verdicts that flipped."""
-    before = leaves({key: value for key, value in old.items() if key not in NOT_NUMBERS})
-    after = leaves({key: value for key, value in new.items() if key not in NOT_NUMBERS})
+    before, after = measured(old), measured(new)
     widths = paired_means(before)
     changes = {name: [] for name in KINDS}
     for path in before.keys() & after.keys():

@@ -7,7 +7,7 @@ import rerun_tolerance as tolerance
 
 COMMITTED = {"nmse": {"8": {"3": {"seeds": [0.2, 0.4], "min": 0.2, "mean": 0.3, "std": 0.1}}},
              "gain": {"mean": 0.05, "ci95": [0.01, 0.09], "per_seed": [0.04, 0.06]},
-             "bound": 7.0, "wall_time_s": 10.0}
+             "bound": 7.0, "wall_time_s": 10.0, "run_seconds": 2.0}
 
 
 def test_each_number_is_sorted_into_its_kind():
@@ -16,6 +16,7 @@ def test_each_number_is_sorted_into_its_kind():
     assert kinds[("nmse", "8", "3", "seeds", 1)] == "one seed"
     assert kinds[("nmse", "8", "3", "min")] == "min over seeds"
     assert kinds[("nmse", "8", "3", "mean")] == "mean over seeds"
+    assert kinds[("nmse", "8", "3", "std")] == "std over seeds"
     assert kinds[("gain", "ci95", 0)] == "interval end"
     assert kinds[("bound",)] == "other"
     assert tolerance.paired_means(numbers) == {("gain", "mean"): 0.04}
@@ -26,6 +27,7 @@ def test_changes_are_relative_and_a_flipped_verdict_is_found():
     rerun["nmse"]["8"]["3"]["min"] = 0.3                       # +50 %
     rerun["gain"].update(mean=0.03, ci95=[-0.01, 0.07])        # moved half its half-width
     rerun["wall_time_s"] = 99.0                                # a run's own record: not compared
+    rerun["run_seconds"] = 3.0                                 # nor any time it keeps
     changes, flipped = tolerance.compare(COMMITTED, rerun)
     assert abs(tolerance.summary(changes["min over seeds"])["largest"] - 0.5) < 1e-9
     assert abs(tolerance.summary(changes["paired difference (mean)"])["largest"] - 0.5) < 1e-9
