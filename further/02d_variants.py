@@ -257,10 +257,10 @@ if __name__ == "__main__" and training:
 #
 # | results/ | command | time |
 # |---|---|---|
-# | `02d_variants_E32.json` | `--total-width 32` | 6 min 47 s |
-# | `02d_variants_D3_E32.json` | `--D 3 --total-width 32` | 7 min 15 s |
+# | `02d_variants_E32.json` | `--total-width 32` | 2 min 35 s |
+# | `02d_variants_D3_E32.json` | `--D 3 --total-width 32` | 2 min 44 s |
 # | `02d_variants_D3.json` | `--D 3` | 2 min 12 s |
-# | `02d_variants_E32_L2_T8-32.json` | `--layers 2 --total-width 32 --T 8,32` | 9 min 55 s |
+# | `02d_variants_E32_L2_T8-32.json` | `--layers 2 --total-width 32 --T 8,32` | 3 min 27 s |
 # | `02d_variants_E32_L2_T8_heads1-2_lr0.003_steps20000.json` | `--layers 2 --total-width 32 --T 8 --heads 1,2 --steps 20000 --lr 3e-3` | 2 min 38 s |
 # | `02d_variants_E32_L2_attention_only_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --block attention-only` | 2 min 47 s |
 # | `02_multihead_model_full.json` | `--full` | 100 min 47 s |
