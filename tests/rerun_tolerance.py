@@ -6,9 +6,9 @@ files re-made, each set beside the version committed at an earlier commit.
                                                 # runs/results/rerun_tolerance.json
     python tests/rerun_tolerance.py --out .     # the same, into results/ (to commit)
 
-A lesson default whose re-run is already in --rerun is not run again. --remade FILES also sets
-each named results file beside its version at --against (a file re-made on another torch build
-or CPU: its provenance and the old file's say which).
+A lesson default whose re-run is already in --rerun is not run again. Every results file re-made
+since --against (or those --remade names) is set beside its version there too: a file re-made on
+another torch build or code, its provenance and the old file's say which.
 
 Every number of both files is matched by its key and sorted into a kind by where it sits: one
 seed's value, a minimum over seeds, a mean over seeds, a standard deviation over seeds, a
@@ -44,8 +44,9 @@ SETTINGS = {
                      "the --out of the lesson defaults' re-runs (run here when missing)"),
     "against": Setting("9789acd", ..., ..., str,
                        "the commit whose results files the re-runs are set beside"),
-    "remade": Setting([], ..., ..., plumbing.path_list,
-                      "results files re-made since --against, each set beside its old version"),
+    "remade": Setting(None, ..., ..., plumbing.path_list,
+                      "results files re-made since --against, each set beside its old version "
+                      "(default: every one whose numbers changed since then, timings aside)"),
 }
 
 
@@ -70,7 +71,7 @@ def kind(path, numbers):
         return "interval end"
     if any(name in ("seeds", "per_seed") or "seed=" in name for name in names):
         return "one seed"
-    if last == "min":
+    if last in ("min", "min_nmse"):                           # 03a keeps its minima as min_nmse
         return "min over seeds"
     over_seeds = (*siblings, "seeds", 0) in numbers or (*siblings, "seeds", 0, last) in numbers
     if last == "std" and over_seeds:
@@ -148,6 +149,16 @@ def environment(numbers):
             "wall_time_s": numbers.get("wall_time_s")}
 
 
+def remade_since(commit):
+    """The results files that changed since a commit and were there at it: the lesson defaults,
+    speed measurements (`_timing`) and this comparison aside."""
+    changed = (plumbing.git(ROOT, "diff", "--name-only", commit, "--", "results") or "").split()
+    return [ROOT / name for name in changed
+            if Path(name).stem not in (*LESSONS, "rerun_tolerance") and "timing" not in name
+            and (ROOT / name).is_file()
+            and plumbing.git(ROOT, "cat-file", "-e", f"{commit}:{name}") is not None]
+
+
 def rerun(stem, folder):
     """Run a lesson's default into folder unless its results are there; returns its path."""
     path = folder / "results" / f"{stem}.json"
@@ -158,14 +169,14 @@ def rerun(stem, folder):
     return path
 
 
-def pair(name, old, new, pooled):
+def pair(name, old, new, pooled, group):
     """One file's comparison: where each side was made, the changes by kind, the flipped
-    verdicts; its changes are added to pooled[same torch build or not][kind]."""
+    verdicts; its changes are added to pooled["<group>, <same torch build or another>"]."""
     changes, flipped = compare(old, new)
     same = environment(old)["torch"] == environment(new)["torch"]
-    build = "same torch build" if same else "another torch build"
+    pool = pooled.setdefault(f"{group}, {'same' if same else 'another'} torch build", {})
     for sort, values in changes.items():
-        pooled[build].setdefault(sort, []).extend(values)
+        pool.setdefault(sort, []).extend(values)
         shown(name, sort, summary(values))
     return {"committed": environment(old), "rerun": environment(new), "same_torch": same,
             "changes": {sort: summary(values) for sort, values in changes.items()},
@@ -173,7 +184,7 @@ def pair(name, old, new, pooled):
 
 
 def shown(name, sort, found):
-    print(f"{name:52s} {sort:26s} {found['moved']:4d} of {found['numbers']:4d} moved, "
+    print(f"{name:56s} {sort:26s} {found['moved']:4d} of {found['numbers']:4d} moved, "
           f"median {found['median']:.2g}, largest {found['largest']:.2g}", flush=True)
 
 
@@ -181,16 +192,21 @@ def main(argv=None):
     args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0])
     run = plumbing.Run("rerun_tolerance", args, named=("rerun", "against", "remade"),
                        script=Path(__file__))
-    files, pooled = {}, {"same torch build": {}, "another torch build": {}}
-    for path in [rerun(stem, args.rerun) for stem in LESSONS] + args.remade:
-        new = json.loads(path.read_text(encoding="utf-8"))
-        files[path.name] = pair(path.name, committed_version(path.name, args.against), new,
-                                pooled)
-    by_kind = {build: {sort: summary(values) for sort, values in kinds.items()}
-               for build, kinds in pooled.items() if kinds}
-    for build, kinds in by_kind.items():
+    files, pooled = {}, {}
+    for stem in LESSONS:
+        path = rerun(stem, args.rerun)
+        files[path.name] = pair(path.name, committed_version(path.name, args.against),
+                                json.loads(path.read_text(encoding="utf-8")), pooled,
+                                "lesson defaults run again")
+    for path in args.remade or remade_since(args.against):
+        files[path.name] = pair(path.name, committed_version(path.name, args.against),
+                                json.loads(path.read_text(encoding="utf-8")), pooled,
+                                "files re-made")
+    by_kind = {group: {sort: summary(values) for sort, values in kinds.items()}
+               for group, kinds in pooled.items()}
+    for group, kinds in by_kind.items():
         for sort, found in kinds.items():
-            shown(f"all files, {build}", sort, found)
+            shown(group, sort, found)
     run.record({"against": args.against, "by_kind": by_kind, "files": files})
     return run.finish()
 

@@ -42,10 +42,12 @@ def test_main_sets_a_re_run_beside_the_committed_file(tmp_path):
     folder.mkdir(parents=True)
     for stem in tolerance.LESSONS:
         shutil.copy(conftest.ROOT / "results" / f"{stem}.json", folder)
+    remade = conftest.ROOT / "results" / "03b_uniqueness.json"
     written = tolerance.main(["--rerun", str(tmp_path / "rerun"), "--against", "HEAD",
-                              "--out", str(tmp_path / "out")])
+                              "--remade", str(remade), "--out", str(tmp_path / "out")])
     numbers = json.loads(written.read_text(encoding="utf-8"))
-    assert set(numbers["files"]) == {f"{stem}.json" for stem in tolerance.LESSONS}
+    assert set(numbers["files"]) == {f"{stem}.json" for stem in tolerance.LESSONS} | {
+        remade.name}
     for kinds in numbers["by_kind"].values():
         assert all(found["moved"] == 0 for found in kinds.values())
     assert numbers["script"] == "tests/rerun_tolerance.py"
