@@ -453,7 +453,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## What the committed runs show
 #
-# **The search** (`results/02e_training_budget_parts_search.json`, 11 min 32 s on 2 cores; 3
+# **The search** (`results/02e_training_budget_parts_search.json`, 12 min 2 s on 2 cores; 3
 # seeds, 20,000 steps, $T = 8$): batch 256 at a peak rate of 3e-3 has the lowest score, with the
 # $h = 4$ mean at 8.0e-6 against 1.8e-5 for lesson 02's batch 64 at 1e-2, and the $h = 3$ mean
 # unchanged (1.6e-3 in both).
