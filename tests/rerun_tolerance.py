@@ -171,10 +171,12 @@ def rerun(stem, folder):
 
 def pair(name, old, new, pooled, group):
     """One file's comparison: where each side was made, the changes by kind, the flipped
-    verdicts; its changes are added to pooled["<group>, <same torch build or another>"]."""
+    verdicts; its changes are added to pooled["<group>, <same torch build or another>, <whether
+    the committed file records its provenance>"]."""
     changes, flipped = compare(old, new)
     same = environment(old)["torch"] == environment(new)["torch"]
-    pool = pooled.setdefault(f"{group}, {'same' if same else 'another'} torch build", {})
+    made = "with its provenance" if "provenance" in old else "before provenance was recorded"
+    pool = pooled.setdefault(f"{group}, {'same' if same else 'another'} torch build, {made}", {})
     for sort, values in changes.items():
         pool.setdefault(sort, []).extend(values)
         shown(name, sort, summary(values))
@@ -184,7 +186,7 @@ def pair(name, old, new, pooled, group):
 
 
 def shown(name, sort, found):
-    print(f"{name:56s} {sort:26s} {found['moved']:4d} of {found['numbers']:4d} moved, "
+    print(f"{name:94s} {sort:26s} {found['moved']:4d} of {found['numbers']:4d} moved, "
           f"median {found['median']:.2g}, largest {found['largest']:.2g}", flush=True)
 
 
