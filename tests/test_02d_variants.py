@@ -218,7 +218,8 @@ def test_each_named_command_reproduces_its_committed_run(stem, flags, tmp_path):
     ran = {**model_file.RECIPE, "directions": model_file.task.DEFAULT_DIRECTIONS,
            "total_width": None, "layers": 1, "block": "standard", "select": "last", **vars(args)}
     for name in SETTINGS_OF_A_RUN:
-        assert ran[name] == committed[name], (stem, name)
+        if name in committed:              # a run of today's code records no fixed size
+            assert ran[name] == committed[name], (stem, name)
     named = (study.variant(args) + plumbing.output_suffix(args, study.PARTS, study.VARIANT_FLAGS)
              if script is study else plumbing.output_suffix(args, model_file.PARTS))
     assert script.__name__ + named == stem
