@@ -43,7 +43,7 @@ SETTINGS = {
                           "drawn once (random), or the same draws unnormalised (gaussian)"),
     "n_samples": Setting(20000, 2000, 100000, positive_int, "b: sequences sampled per T"),
 }
-DEFAULT_DIRECTIONS = SETTINGS["directions"].default  # files 02-04 read the task with it too
+DEFAULT_DIRECTIONS = SETTINGS["directions"].default  # lessons 02-04 read the task with it
 PARTS = {"a": (), "b": ()}  # this file's parts, each with the parts it needs (none)
 
 
@@ -74,7 +74,7 @@ def config(argv=None):
 #
 # A maximum is the same thing with $f_i \mapsto -f_i$, so we allow either per coordinate. The
 # token that attains the min (max) is what an ideal model must *find*: we return its position
-# too. $D$ is the task's *intrinsic dimension*; file 02 shows a transformer needs $h \ge D$ heads
+# too. $D$ is the task's *intrinsic dimension*; lesson 02 shows a transformer needs $h \ge D$ heads
 # for it. The lower bound of Theorem 2(2) needs the free positions that $|S_i| \ge T/4$
 # guarantees, so we enforce it.
 
@@ -126,7 +126,7 @@ def check_subsets(subsets, seq_len):
 # vectors drawn once from a fixed seed (`random`), or the same draws as `torch.randn` gives them
 # (`gaussian`). With orthonormal $a_i$ the $D$ maxima are independent, so no head can serve two
 # of them; drawn $a_i$ are correlated and may share their argmax token, which made the task
-# easier below $D$ heads in file 02 (one draw). **The default is `gaussian`**, the reading that
+# easier below $D$ heads in lesson 02 (one draw). **The default is `gaussian`**, the reading that
 # came closest to the paper's Tables 2 and 3 in the directions study
 # (`further/02b_directions_study.py`: a median distance to the paper of a factor 3.7, against
 # 4.5 for `random` and 5.5 for `orthonormal`, 3 seeds, chosen on the cells it is scored on; no
@@ -282,7 +282,7 @@ if __name__ == "__main__":
 #
 # The task is what the rest of the course trains on; nothing here tests a number of the paper,
 # which gives none for these steps. The three readings of the $a_i$ are what `--directions`
-# changes in files 01–04.
+# changes here and in study 02d; lessons 02–04 train on the default reading.
 
 # %% [markdown]
 # ## Going further

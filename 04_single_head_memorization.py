@@ -28,7 +28,7 @@ model_file = helpers.load_concept("02_multihead_model")
 #
 # Every size of this file, one row each: its default, `--quick` (seconds, for the tests) and
 # `--full` values (`...`: as the default). Each row is a flag (`construction_T` is
-# `--construction-T`). Part a builds the head by hand; part b trains with file 02's data.
+# `--construction-T`). Part a builds the head by hand; part b trains with lesson 02's data.
 
 # %%
 SETTINGS = {
@@ -90,7 +90,7 @@ def memorising_embedding(x):
 
 
 def memorising_attention(seq_len, dim):
-    """File 02's AttentionLayer with one head of dimension n = T d: W_V = W_O = I, frozen.
+    """Lesson 02's AttentionLayer with one head of dimension n = T d: W_V = W_O = I, frozen.
 
     W_Q and W_K keep their random values: with c_0 = 0 they cannot matter.
     """
@@ -134,23 +134,23 @@ if __name__ == "__main__":
 # %% [markdown]
 # The rest of the proof is the FFN's: it computes every $f_i(x(t))$, takes each min over $S_i$
 # with a ReLU network (Lemma 9) and applies $F_0$. Its weights grow like $T/\varepsilon$, where
-# file 03's h = D layer pays instead with a softmax scale β; study 04a (below) builds that FFN and
-# counts both costs.
+# lesson 03's h = D layer pays instead with a softmax scale β; study 04a (below) builds that FFN
+# and counts both costs.
 
 # %% [markdown]
 # ## b. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
 #
-# Three routes on the synthetic task of file 01 ($D = 4$), on file 02's data (the same sequences
+# Three routes on the synthetic task of lesson 01 ($D = 4$), on lesson 02's data (the same sequences
 # for every route at each $T$), each trained for `--steps` steps (3,000):
 #
 # * **memorise**: the fixed embedding $e_t \otimes x(t)$, one frozen uniform head with
 #   $n = Td$, and a trainable read-out of three hidden ReLU layers of width 64 (the theorem's FFN
 #   is deep; depth and width are ours), so its size grows with $T$. It trains with the loop and
-#   batch size of file 02's recipe, at its own peak learning rate 3e-3 (ours; the recipe's is
+#   batch size of lesson 02's recipe, at its own peak learning rate 3e-3 (ours; the recipe's is
 #   1e-2);
-# * **1 head**: file 02's model with $h = 1$, $n = 8$ (its logits scaled by $\beta = 1$, nothing
-#   capping them), trained with file 02's recipe;
-# * **h = D**: file 02's model with $h = 4$, $n = 8$, the same recipe.
+# * **1 head**: lesson 02's model with $h = 1$, $n = 8$ (its logits scaled by $\beta = 1$, nothing
+#   capping them), trained with lesson 02's recipe;
+# * **h = D**: lesson 02's model with $h = 4$, $n = 8$, the same recipe.
 #
 # The paper's explanation of Fig. 3: at short $T$ a model can memorise through its FFN, which
 # generalises worse; at long $T$ memorising becomes infeasible. So watch the gap between training
@@ -160,7 +160,7 @@ if __name__ == "__main__":
 # %%
 MEMORISE_DEPTH = 3   # hidden ReLU layers of the memorising read-out (ours; the theorem's is deep)
 MEMORISE_WIDTH = 64  # their width (ours)
-MEMORISE_LR = 3e-3   # its peak learning rate (ours); the other two routes take file 02's RECIPE
+MEMORISE_LR = 3e-3   # its peak learning rate (ours); the other two routes take lesson 02's RECIPE
 
 
 def route_heads(D):
@@ -194,7 +194,7 @@ def memorising_parameters(seq_len, dim, width, depth):
 
 
 def train_route(run):
-    """Train one (route, T, seed); the 'memorise' route here, the others with file 02's code."""
+    """Train one (route, T, seed); the 'memorise' route here, the others with lesson 02's code."""
     if run["route"] != "memorise":
         return {**model_file.train_one(run), "state": None}
     train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
@@ -264,9 +264,9 @@ if __name__ == "__main__":
 # ## Going further
 #
 # - [04a · What the FFN pays](04a_cost_accounting.ipynb) (`further/04a_cost_accounting.py`):
-#   Lemma 9's ReLU max network, the assembled single-head model that solves file 03's task within
+#   Lemma 9's ReLU max network, the assembled single-head model that solves lesson 03's task within
 #   ε without training, and what each route costs: FFN weights growing like T/ε for memorising,
-#   a softmax scale β for file 03's h = D layer.
+#   a softmax scale β for lesson 03's h = D layer.
 #
-# The h = D layer this file compares against is file 03's, and file 02 trains the h = D model at
+# The h = D layer this file compares against is lesson 03's, and lesson 02 trains the h = D model at
 # more lengths.

@@ -99,8 +99,9 @@ if __name__ == "__main__":
 # No token holds more than $e^{2B}$ times its uniform share: $k$ relevant tokens receive at most
 # $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
 # The extremes are one logit at $+B$ and the rest at $-B$ (the largest $p_i$), and one at $-B$
-# with the rest at $+B$ (the smallest). The logits are those of every file here
-# (`helpers.attention_logits`): $s = (W_Q x_q)^\top (W_K x_s)/\sqrt d$, and "bounded" means
+# with the rest at $+B$ (the smallest). The logits are those of lessons 05–07
+# (`helpers.attention_logits`; lessons 02–04 use paper A's $\beta = 1$ instead of $1/\sqrt d$):
+# $s = (W_Q x_q)^\top (W_K x_s)/\sqrt d$, and "bounded" means
 # $|s| \le B$, enforced as $B\tanh(s/B)$. The code measures both sides on the extremes and on
 # random logits:
 

@@ -258,7 +258,7 @@ if __name__ == "__main__" and "a" in args.parts:
 # **What we saw** (2 seeds, 1,500 steps). Validation NMSE for H = 1, 4, 16: 0.732, **0.049**,
 # 0.675. The lowest error is at H = M = 4 for both seeds, 15× and 14× below the ends; a
 # hand-built oracle with nothing to train is lowest at H = M too (study 06f), so the U does not
-# come from training alone. Paper B's best H on its own 4-gram task [paper, via its reviewers: 8,
+# come from training alone. Paper B's best H on its own 4-gram task [reviewers: 8,
 # where its Eq. (3) predicted 32] is not like for like: ours is set by our M queries (study 06b runs paper
 # B's task).
 

@@ -8,7 +8,7 @@ plumbing.py (nothing there teaches). Contents, in order of use:
     seed_everything                     the one seeding helper
     nmse, count_parameters              paper A's metric; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
-    truncate_qk                         a head's score W_Q^T W_K cut to rank r (files 05 and 06)
+    truncate_qk                         a head's score W_Q^T W_K cut to rank r (studies 05b and 06a)
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     expected_minimum                    the minimum over k of n seeds, averaged over subsets
@@ -92,10 +92,10 @@ def count_parameters(module):
 def attention_logits(scores, scale, cap=None):
     """The logits that enter the softmax, from raw scores (W_Q x)^T (W_K y).
 
-    The one attention-scale convention of this repository: s = scale * score, where files 05
-    and 06 use scale = 1/sqrt(head_dim) (the usual transformer scale) and file 02 uses paper A's
-    beta of eq. 5 (1 by default). "Bounded logits" (paper B, Theorem 5.1; file 05) always means
-    |s| <= B for these scaled logits; with cap = B they are squeezed to B tanh(s / B).
+    The one attention-scale convention of this repository: s = scale * score, where lessons
+    05-07 use scale = 1/sqrt(head_dim) (the usual transformer scale) and lessons 02-04 use paper
+    A's beta of eq. 5 (1 by default). "Bounded logits" (paper B, Theorem 5.1; lesson 05) always
+    means |s| <= B for these scaled logits; with cap = B they are squeezed to B tanh(s / B).
     """
     logits = scale * scores
     return logits if cap is None else cap * torch.tanh(logits / cap)       # |s| <= B
@@ -114,7 +114,7 @@ def attention_weights(scores, scale, cap=None, mask=None, bias=None):
 
 def truncate_qk(W_Q, W_K, rank):
     """(W_Q', W_K') of head dimension `rank` with W_Q'^T W_K' the best rank-r approximation of
-    W_Q^T W_K (its SVD cut to r; file 05, part d, explains it; file 06 applies it by layer).
+    W_Q^T W_K (its SVD cut to r; study 05b explains it; study 06a applies it by layer).
     W_Q, W_K [d, p] -> [r, p], [r, p]."""
     U, S, Vh = torch.linalg.svd(W_Q.T @ W_K)                                # [p, p] coupling
     root = S[:rank].sqrt()
