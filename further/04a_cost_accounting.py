@@ -5,7 +5,7 @@
 # 04's head has memorised the sequence, the feed-forward block must compute every min over $S_i$
 # itself, with a ReLU network whose error is at most ε; the theorem counts
 # $C/\varepsilon^{1+\gamma}$ FFN parameters. This study builds Lemma 9's max network, assembles
-# the untrained single-head model on file 03's task, and sets what it costs beside file 03's
+# the untrained single-head model on lesson 03's task, and sets what it costs beside lesson 03's
 # h = D layer, which pays with a softmax scale β instead.
 # `python further/04a_cost_accounting.py` (1.5 s on 2 cores).
 
@@ -44,15 +44,40 @@ SETTINGS = {
                         [0.5, 0.2, 0.1, 0.05, 0.02, 0.01], float_list,
                         "target errors eps of the assembled model, each below 1"),
 }
-ASSEMBLED_D = bounds.CONSTRUCTION_D      # the assembled model solves file 03's task: D = 3
+ASSEMBLED_D = bounds.CONSTRUCTION_D      # the assembled model solves lesson 03's task: D = 3
 ASSEMBLED_DIM = bounds.CONSTRUCTION_DIM  # its tokens lie in [0, 1]^2
+LEMMA9_LIMIT = 5 * 10**7  # parameters of one Lemma 9 network (200 MB in float32)
+
+
+def lemma9_parameters(seq_len, levels):
+    """Dense parameter count of lemma9_network: (T -> T n) + (T n -> 2n) + (2n -> 1)."""
+    hidden = seq_len * levels
+    return (seq_len * hidden + hidden) + (hidden * 2 * levels + 2 * levels) + (2 * levels + 1)
+
+
+def largest_lemma9(seq_lens, epsilons, D):
+    """Dense parameters of the largest Lemma 9 network assembled_errors builds (|S_i| =
+    ceil(T/4) as in lesson 03, n = ceil(D/eps))."""
+    return max(lemma9_parameters(math.ceil(T / 4), math.ceil(D / epsilon))
+               for T in seq_lens for epsilon in epsilons)
+
+
+def smallest_lemma9_epsilon(seq_lens, D):
+    """The smallest eps whose network fits LEMMA9_LIMIT at the largest of seq_lens, rounded up
+    to two significant digits."""
+    levels = 1
+    while largest_lemma9(seq_lens, [D / (levels + 1)], D) <= LEMMA9_LIMIT:
+        levels += 1
+    epsilon = D / levels * (1 + 1e-9)
+    step = 10.0 ** (math.floor(math.log10(epsilon)) - 1)
+    return math.ceil(epsilon / step) * step
 
 
 def refusals(args):
     """Runs that could not finish, refused before any work: (flag, accepted, why, smallest).
-    The largest Lemma 9 network must fit in memory (plumbing.LEMMA9_LIMIT parameters)."""
-    size = plumbing.largest_lemma9(args.construction_T, args.epsilons, ASSEMBLED_D)
-    fits = size <= plumbing.LEMMA9_LIMIT
+    The largest Lemma 9 network must fit in memory (LEMMA9_LIMIT parameters)."""
+    size = largest_lemma9(args.construction_T, args.epsilons, ASSEMBLED_D)
+    fits = size <= LEMMA9_LIMIT
     return [("--epsilons", max(args.epsilons) < 1,
              f"each must be below 1, got {max(args.epsilons)}", None),
             ("--construction-T", max(args.construction_T) <= memo.MAX_CONSTRUCTION_T,
@@ -60,8 +85,8 @@ def refusals(args):
              f"(T*d)^2), got {max(args.construction_T)}", None),
             ("--epsilons", fits, f"the Lemma 9 network for eps = {min(args.epsilons):g} at T = "
              f"{max(args.construction_T)} would have {size:.2g} parameters, over this file's "
-             f"limit of {plumbing.LEMMA9_LIMIT:.0e}", None if fits else
-             f"{plumbing.smallest_lemma9_epsilon(args.construction_T, ASSEMBLED_D):.2g}")]
+             f"limit of {LEMMA9_LIMIT:.0e}", None if fits else
+             f"{smallest_lemma9_epsilon(args.construction_T, ASSEMBLED_D):.2g}")]
 
 
 def config(argv=None):
@@ -150,7 +175,7 @@ if __name__ == "__main__":
 #
 # Lemma 8 composes the pieces into one deep ReLU network; we run them in sequence: memorise the
 # sequence (lesson 04, part a), compute every $f_i(x(t))$ exactly ($F_1$; the theorem
-# approximates it with an MLP of size $O(\varepsilon^{-\gamma})$, which we skip, as in file 03),
+# approximates it with an MLP of size $O(\varepsilon^{-\gamma})$, which we skip, as in lesson 03),
 # take each min over $S_i$ with a Lemma 9 network ($F_2$), apply the exact $F_0 = $ sum ($F_3$).
 # With $n = \lceil D/\varepsilon \rceil$ levels the output error is at most $D/n \le \varepsilon$.
 
@@ -171,18 +196,18 @@ def assembled_model(x, centres, subsets, levels):
 # %% [markdown]
 # What each route costs, both given the exact $f_i$ and $F_0$. Memorising: the embedding width
 # $Td$ and the Lemma 9 networks' weights, those the construction uses and the dense count of
-# their matrices (`plumbing.lemma9_parameters`). File 03's h = D layer: its attention weights,
-# and the softmax scale β at which its retrieval bound (file 03's `construction_bound`) falls
+# their matrices (`lemma9_parameters`). File 03's h = D layer: its attention weights,
+# and the softmax scale β at which its retrieval bound (lesson 03's `construction_bound`) falls
 # below $\varepsilon / D$, found by bisection.
 
 # %%
 def attention_size(width, n_heads, head_dim):
-    """W_Q, W_K, W_V and W_O of file 02's AttentionLayer."""
+    """W_Q, W_K, W_V and W_O of lesson 02's AttentionLayer."""
     return helpers.count_parameters(model_file.AttentionLayer(width, n_heads, head_dim))
 
 
 def beta_needed(subset_size, seq_len, epsilon, low=1e-3, high=1e9, halvings=200):
-    """Smallest beta (by bisection of [low, high] on a log scale) at which file 03's retrieval
+    """Smallest beta (by bisection of [low, high] on a log scale) at which lesson 03's retrieval
     bound falls below epsilon."""
     for _ in range(halvings):
         middle = math.sqrt(low * high)
@@ -207,7 +232,7 @@ def assembled_errors(seq_lens, epsilons, D, dim, n, seed):
             size = len(subsets[0])
             rows.append({"T": seq_len, "epsilon": epsilon, "levels": levels,
                          "max_error": error, "embedding_width": seq_len * dim,
-                         "ffn_parameters_dense": D * plumbing.lemma9_parameters(size, levels),
+                         "ffn_parameters_dense": D * lemma9_parameters(size, levels),
                          "ffn_weights_used": D * lemma9_nonzero_weights(size, levels),
                          "attention_parameters": 4 * (seq_len * dim) ** 2,  # W_Q, W_K, W_V, W_O
                          "h_equals_D_attention_parameters": attention_size(2 * D, D, 2),
@@ -216,7 +241,7 @@ def assembled_errors(seq_lens, epsilons, D, dim, n, seed):
 
 
 # %% [markdown]
-# The next cell runs the assembled model on file 03's task at every $(T, \varepsilon)$ of the
+# The next cell runs the assembled model on lesson 03's task at every $(T, \varepsilon)$ of the
 # settings and draws the two costs: the weights used against $T$ (left), and at the longest $T$
 # the weights and β against ε (right). Its printout has one row per $(T, \varepsilon)$.
 
@@ -231,7 +256,7 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw** (`results/04a_cost_accounting.json`). Assembled with exact $f_i$ and $F_0$, the
-# untrained model solves file 03's task within ε on all 300 test sequences for ε = 0.5 … 0.02,
+# untrained model solves lesson 03's task within ε on all 300 test sequences for ε = 0.5 … 0.02,
 # T = 8 … 128. What each route costs:
 #
 # | T | ε | memorising: embedding width | FFN weights used (dense) | h = D: attention weights | h = D: β needed |
@@ -252,5 +277,5 @@ if __name__ == "__main__":
 # | Thm 2(3): $C/\varepsilon^{1+\gamma}$ FFN parameters suffice | no constant C | FFN weights used grow like T/ε: 720 at T = 8, ε = 0.1; 44,100 at T = 128, ε = 0.02; h = D: 144 attention weights, β up to 1711 | exact $f_i$ and $F_0$ in both routes; β is not counted |
 #
 # The construction works as the proof says, and it is expensive: width T·d and FFN weights that
-# grow like T/ε, where file 03's h = D layer stays at 144 weights. Lesson 04 trains the same
+# grow like T/ε, where lesson 03's h = D layer stays at 144 weights. Lesson 04 trains the same
 # memorising head, with a learned read-out, against one head and h = D heads.

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 import helpers
-import plumbing
 from conftest import RUN_KEYS, assert_rejected
 
 study = helpers.load_concept("04a_cost_accounting")
@@ -29,7 +28,7 @@ def test_lemma9_widths_and_parameter_formulas_match_the_network():
         assert net[0].out_features <= 2 * seq_len * levels  # the lemma's width bound
         assert net[2].out_features <= 2 * seq_len * levels
         dense = sum(p.numel() for p in net.parameters())
-        assert plumbing.lemma9_parameters(seq_len, levels) == dense   # the memory guard's count
+        assert study.lemma9_parameters(seq_len, levels) == dense   # the memory guard's count
         weights = sum(int((layer.weight != 0).sum()) for layer in (net[0], net[2], net[4]))
         assert study.lemma9_nonzero_weights(seq_len, levels) == weights
 
@@ -59,16 +58,16 @@ def test_size_estimate_matches_the_networks_built(seq_lens, epsilons, monkeypatc
         return network
     monkeypatch.setattr(study, "lemma9_network", recording)
     study.assembled_errors(seq_lens, epsilons, D=3, dim=2, n=5, seed=0)
-    estimate = plumbing.largest_lemma9(seq_lens, epsilons, D=3)
+    estimate = study.largest_lemma9(seq_lens, epsilons, D=3)
     assert abs(estimate - max(built)) <= 0.1 * max(built)
 
 
 @pytest.mark.parametrize("seq_lens", [[8], [8, 32], [512]])
 def test_smallest_epsilon_is_the_limit(seq_lens):
     D = study.ASSEMBLED_D
-    epsilon = float(f"{plumbing.smallest_lemma9_epsilon(seq_lens, D):.2g}")  # as refused
-    assert plumbing.largest_lemma9(seq_lens, [epsilon], D) <= plumbing.LEMMA9_LIMIT
-    assert plumbing.largest_lemma9(seq_lens, [epsilon / 2], D) > plumbing.LEMMA9_LIMIT
+    epsilon = float(f"{study.smallest_lemma9_epsilon(seq_lens, D):.2g}")  # as refused
+    assert study.largest_lemma9(seq_lens, [epsilon], D) <= study.LEMMA9_LIMIT
+    assert study.largest_lemma9(seq_lens, [epsilon / 2], D) > study.LEMMA9_LIMIT
 
 
 def test_main_quick(notebook_run):
@@ -97,5 +96,5 @@ def test_the_memory_guard_names_the_smallest_epsilon_that_fits(capsys):
     with pytest.raises(SystemExit) as stop:
         study.config(["--epsilons", "0.0001", "--construction-T", "128"])
     assert stop.value.code == 2
-    smallest = f"{plumbing.smallest_lemma9_epsilon([128], study.ASSEMBLED_D):.2g}"
+    smallest = f"{study.smallest_lemma9_epsilon([128], study.ASSEMBLED_D):.2g}"
     assert f"smallest accepted: {smallest}" in capsys.readouterr().err
