@@ -341,8 +341,8 @@ if __name__ == "__main__":
 # and prefix-match: front-loaded 0.066 and 0.242, back-loaded 0.241 and 0.075: **front − back
 # −0.175 [−0.195, −0.154] and +0.167 [+0.127, +0.206]**. The rich head dimension belongs where
 # the match is, so "front-load" is not a rule for every task; each task's right allocation lies
-# far below what the values alone predict (study 06f's no-match baseline), the wrong one nearer
-# to it. Thinning the late layer to one head alone makes no clear difference: +0.000 [−0.013, +0.014] and
+# far below what the values alone predict (study 06f's no-match baseline, 0.289 and 0.312 in
+# `results/06f_controls.json`), the wrong one nearer to it. Thinning the late layer to one head alone makes no clear difference: +0.000 [−0.013, +0.014] and
 # +0.005 [−0.008, +0.018].
 
 # %% [markdown]

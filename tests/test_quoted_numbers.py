@@ -1,7 +1,7 @@
 """Every decimal number a lesson's "What we saw" and its summary quote is its run's: it is
-printed in the committed notebook (the default run's outputs) or stored in the lesson's committed
-JSON at the precision quoted, or it is marked as the paper's (inside "[paper: ...]", or in a
-summary-table column whose header begins with "paper")."""
+printed in the committed notebook (the default run's outputs) or stored at the precision quoted
+in the lesson's committed JSON or in a results file the text names, or it is marked as the
+paper's (inside "[paper: ...]", or in a summary-table column whose header begins with "paper")."""
 import json
 import math
 import re
@@ -112,10 +112,11 @@ def untraced(quoting, printed, stored):
 @pytest.mark.parametrize("script", LESSONS, ids=lambda path: path.stem)
 def test_every_quoted_number_is_the_run_s_or_the_paper_s(script):
     notebook = nbformat.read(ROOT / "notebooks" / f"{script.stem}.ipynb", as_version=4)
-    stored = list(stored_numbers(json.loads((ROOT / "results" / f"{script.stem}.json")
-                                            .read_text(encoding="utf-8"))))
     quoting = "\n\n".join(quoting_cells(notebook))
     assert quoting, f"{script.name} has no 'What we saw' or summary"
+    named = {f"{script.stem}.json", *re.findall(r"results/([\w.-]+\.json)", quoting)}
+    stored = [number for name in sorted(named) for number in stored_numbers(
+        json.loads((ROOT / "results" / name).read_text(encoding="utf-8")))]
     missing = untraced(quoting, printed_text(notebook), stored)
     assert not missing, (f"{script.name} quotes numbers neither its printout nor "
                          f"results/{script.stem}.json holds (mark the paper's as [paper: ...]): "
