@@ -5,7 +5,7 @@
 # images placed at random in a larger frame: training accuracy rises with the head count. Its
 # protocol fixes the head dimension, so more heads also means a wider model. This lesson runs it
 # on scikit-learn's 8 × 8 digits (no download), beside a fixed total width, the control the paper
-# lacks on images. `python 07_real_data.py` (1 min 31 s on 2 cores)
+# lacks on images. `python 07_real_data.py` (1 min 29 s on 2 cores)
 
 # %% tags=["apparatus"]
 """07 · The head count on real data: digits at a random place, at a growing and a fixed width."""

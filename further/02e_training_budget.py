@@ -104,7 +104,7 @@ if __name__ == "__main__":
 # stacks the seeds' parameters and trains them as one model (`torch.func.vmap`): the loss is the
 # sum of the seeds' losses and AdamW acts element by element, so each seed takes exactly the
 # steps it would take alone (a test checks it against separate runs); on a CPU it is faster
-# at the shortest $T$ only (the timing part below measures it). Each run records its validation NMSE at `CURVE_POINTS` checkpoints,
+# at short $T$ only (the timing part below measures it). Each run records its validation NMSE at `CURVE_POINTS` checkpoints,
 # so it reports both readings of "the minimal validation error": the last model and the best
 # checkpoint along training.
 
@@ -519,14 +519,15 @@ if __name__ == "__main__":
 #
 # Stacking the 3 seeds trained 1.49× faster than one after another at $T = 8$
 # (the run's own timing, `stacking`); timed again on an idle machine
-# (`results/02e_training_budget_T8-32-128_parts_timing.json`), it pays 1.28× at $T = 8$ and is
-# slower at $T = 32$ and 128 (0.91×, 0.83×) with batch 256 on one CPU thread, so on a CPU it
-# pays for the shortest sequences only.
+# (`results/02e_training_budget_T8-32-128_parts_timing.json`), with batch 256 on one CPU thread,
+# it gives 1.36×, 1.16× and 0.74× at $T$ = 8, 32 and 128, where the same command's earlier run
+# (at b762af7) gave 1.28×, 0.91× and 0.83×: both pay at $T = 8$ and lose at 128, and they
+# disagree at 32, so on a CPU stacking pays for short sequences only.
 
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/02e_training_budget.py --parts search              # the search (11 min 32 s)
+#     python further/02e_training_budget.py --parts search              # the search (12 min 2 s)
 #     python further/02e_training_budget.py --parts budget              # T = 8 (91 min 27 s)
 #     python further/02e_training_budget.py --parts budget --T 32 --budgets 20000,50000 --heads-below 2
 #                                                                       # T = 32 (47 min 38 s)

@@ -201,8 +201,10 @@ if __name__ == "__main__" and not args.replay:
 # 2 seeds, 3,000 steps, N = 8 … 64, T = 8 and 32): the fitted slope of log NMSE against log
 # parameters is −0.54 (T = 8) and −0.53 (T = 32) for h = 3, −0.19 and +0.11 for h = 4: as in the
 # paper, below D more parameters help and at h = D little. Where the h = 4 validation error rises
-# (T = 32, N = 32 → 64: 3.5e-4 → 4.4e-4) the training error rises too (3.4e-4 → 3.7e-4):
-# under-training at a fixed step count, not the paper's "mild overfitting".
+# (T = 32, N = 32 → 64: 3.5e-4 → 4.4e-4) the training error rises too (3.4e-4 → 3.7e-4), as
+# under-training at a fixed step count would make it, though the gap between the two widens as
+# well: one pair of minima over 2 seeds does not tell under-training from the paper's "mild
+# overfitting".
 #
 # Beside the paper's figure our errors are higher at both head counts: at h = 3 ours span 2.3e-3
 # to 1.3e-2 against about 1.6e-4 to 4.0e-4, at h = 4 1.6e-4 to 4.4e-4 against about 1.6e-7 to
@@ -219,7 +221,7 @@ if __name__ == "__main__" and not args.replay:
 # | claim | paper's number (its statistic) | ours (same statistic, committed run) | where we differ |
 # |---|---|---|---|
 # | below D, −log NMSE grows roughly linearly in log(parameters) (Fig. 1b, h = 3) | no slope given; min validation NMSE about 1.6e-4 … 4.0e-4 (read off the figure) | slope −0.54 (T = 8), −0.53 (T = 32); min validation NMSE 2.3e-3 … 1.3e-2 | the same trend, at errors about 15–35× higher |
-# | at h = D more parameters help little, "mild overfitting" (Fig. 1b, h = 4) | no slope given; about 1.6e-7 … 1.0e-6 (read off the figure) | slope −0.19 (T = 8), +0.11 (T = 32); 1.6e-4 … 4.4e-4 | where our error rises the training error rises too: under-training, not overfitting |
+# | at h = D more parameters help little, "mild overfitting" (Fig. 1b, h = 4) | no slope given; about 1.6e-7 … 1.0e-6 (read off the figure) | slope −0.19 (T = 8), +0.11 (T = 32); 1.6e-4 … 4.4e-4 | where our error rises the training error rises too, and the gap widens: 2 seeds do not tell under-training from overfitting |
 #
 # The shape of Fig. 1b comes back (a power law below D, flat at D); its level does not, as in
 # lesson 02.

@@ -295,8 +295,8 @@ if __name__ == "__main__" and not args.replay:
 #
 # **This study's own run** (`python further/05a_confound.py`, 29 s;
 # `results/05a_confound.json`, torch 2.13.0+cpu where the run above used 2.14.1+cu130) gives the
-# same oracle, trained numbers, variance split and decaying-spectrum curves to three digits, and
-# the same flat control to the last digit. Its cuts below full rank are still not a stable
+# same oracle, trained numbers, variance split, decaying-spectrum curves and flat control, to
+# the last digit. Its cuts below full rank are still not a stable
 # number: with every singular value equal, which subspace the SVD keeps is arbitrary, and an
 # earlier run of this file on the same build gave another value at $L$ = 256, rank 8, where both
 # committed files give 0.629 (`git show a7aa751:results/05a_confound.json`, key `confound` →

@@ -494,8 +494,9 @@ if __name__ == "__main__" and "a" in args.parts:
 #   either layer of the 2-layer models (layer 1 +0.17 [−2.98, +3.31] keys, layer 2 +2.22
 #   [−2.35, +6.78]; 3 seeds; the analysis file
 #   `results/06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json`,
-#   `effective_keys_longest_minus_shortest`), and in the 4-layer models it is not tested (their
-#   file keeps no per-seed entropy). Its means (the same file's `effective_keys`: 3.9 → 3.9 and
+#   `effective_keys_longest_minus_shortest`), and in the 4-layer models it is not tested here
+#   (the replayed file keeps no per-seed entropy; the study's own default run does, and finds
+#   no layer's change separated over its 2 seeds: RESULTS.md, 06c). Its means (the same file's `effective_keys`: 3.9 → 3.9 and
 #   5.7 → 7.7 keys while $L$ grows 4×; 8.7 → 14.4, 5.3 → 5.4, 5.5 → 7.2 and 5.2 → 7.2 while it
 #   grows 8×) suggest that the fall of $H(p)/\log L$ is mostly its denominator, but the
 #   intervals hold a change of a few keys either way. At the longest $L$ the trained heads keep

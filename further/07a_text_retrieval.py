@@ -566,7 +566,7 @@ if __name__ == "__main__" and "law" in args.parts:
 #     python further/07a_text_retrieval.py          # T = 8, 16, 32, 2 seeds: 1 min 9 s
 #     python further/07a_text_retrieval.py --full   # 5 seeds, T up to 64, 1,000 steps: 32 min 48 s
 #     python further/07a_text_retrieval.py --quick  # seconds; what the tests use
-#     python further/07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # 41 s
+#     python further/07a_text_retrieval.py --replay results/07a_text_retrieval_full.json  # 15 s
 #
 # The last fits the law to the committed `--full` run (its tables and figure drawn again).
 # Output (under `runs/`, which git ignores; `--out .` refreshes the committed files):

@@ -2,7 +2,7 @@
 files re-made, each set beside the version committed at an earlier commit.
 
     python tests/rerun_tolerance.py             # runs the seven defaults into runs/rerun/ (about
-                                                # 8 minutes on 2 cores), writes
+                                                # 6 minutes on 2 cores), writes
                                                 # runs/results/rerun_tolerance.json
     python tests/rerun_tolerance.py --out .     # the same, into results/ (to commit)
 
@@ -18,6 +18,7 @@ left out. For each kind: how many numbers, how many moved at all, and the median
 relative change |new - old| / |old| (a difference's mean: |new - old| / the committed
 half-width); and every interval whose verdict (excludes 0 or not) flipped.
 """
+import hashlib
 import json
 import statistics
 import subprocess
@@ -133,11 +134,11 @@ def summary(values):
 
 
 def committed_version(name, commit):
-    """The JSON of results/<name> as it was at a commit."""
+    """The bytes of results/<name> as it was at a commit."""
     shown = plumbing.git(ROOT, "show", f"{commit}:results/{name}")
     if shown is None:
         plumbing.refuse("--against", f"results/{name} is not in commit {commit}")
-    return json.loads(shown)
+    return shown.encode("utf-8")
 
 
 def environment(numbers):
@@ -169,10 +170,11 @@ def rerun(stem, folder):
     return path
 
 
-def pair(name, old, new, pooled, group):
-    """One file's comparison: where each side was made, the changes by kind, the flipped
-    verdicts; its changes are added to pooled["<group>, <same torch build or another>, <whether
-    the committed file records its provenance>"]."""
+def pair(name, old_bytes, new_bytes, pooled, group):
+    """One file's comparison: where each side was made (and the sha256 of what was read), the
+    changes by kind, the flipped verdicts; its changes are added to pooled["<group>, <same torch
+    build or another>, <whether the committed file records its provenance>"]."""
+    old, new = json.loads(old_bytes), json.loads(new_bytes)
     changes, flipped = compare(old, new)
     same = environment(old)["torch"] == environment(new)["torch"]
     made = "with its provenance" if "provenance" in old else "before provenance was recorded"
@@ -180,8 +182,10 @@ def pair(name, old, new, pooled, group):
     for sort, values in changes.items():
         pool.setdefault(sort, []).extend(values)
         shown(name, sort, summary(values))
-    return {"committed": environment(old), "rerun": environment(new), "same_torch": same,
-            "changes": {sort: summary(values) for sort, values in changes.items()},
+    return {"committed": {**environment(old), "sha256": hashlib.sha256(old_bytes).hexdigest()},
+            "rerun": {**environment(new), "sha256": hashlib.sha256(new_bytes).hexdigest()},
+            "same_torch": same, "changes": {sort: summary(values) for sort, values in
+                                            changes.items()},
             "flipped": flipped}
 
 
@@ -198,12 +202,10 @@ def main(argv=None):
     for stem in LESSONS:
         path = rerun(stem, args.rerun)
         files[path.name] = pair(path.name, committed_version(path.name, args.against),
-                                json.loads(path.read_text(encoding="utf-8")), pooled,
-                                "lesson defaults run again")
+                                path.read_bytes(), pooled, "lesson defaults run again")
     for path in args.remade or remade_since(args.against):
         files[path.name] = pair(path.name, committed_version(path.name, args.against),
-                                json.loads(path.read_text(encoding="utf-8")), pooled,
-                                "files re-made")
+                                path.read_bytes(), pooled, "files re-made")
     by_kind = {group: {sort: summary(values) for sort, values in kinds.items()}
                for group, kinds in pooled.items()}
     for group, kinds in by_kind.items():

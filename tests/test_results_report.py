@@ -2,6 +2,7 @@
 runs, and the row says what the JSON says (wall time, torch build, seeds, and the commit of a
 run that recorded its provenance); every number a paragraph quotes beside a JSON is in that
 JSON; the summary of claims comes first, each claim with a verdict and a link to its section."""
+import hashlib
 import json
 import re
 import statistics
@@ -211,7 +212,8 @@ def test_each_number_beside_a_json_is_that_json_s(index):
                          f"number: {block[:160]!r}")
 
 
-KINDS = ("default", "full", "variant", "old default", "analysis")     # as the table's text says
+KINDS = ("default", "full", "variant", "old default", "analysis",      # as the table's
+         "comparison")                                                    # text says
 
 
 class Named(Exception):
@@ -264,13 +266,18 @@ def recorded_paths(written):
 
 def test_a_file_re_made_records_what_ran_and_the_others_say_why_not():
     """A results file with the record complete names a script that exists, paths that exist
-    and its provenance; any other says in its row why it was not re-made, and a run short
-    enough to re-make (at most 15 minutes on 2 cores) must give another reason than its time."""
+    and its provenance, whose inputs are the files committed today; any other says in its row
+    why it was not re-made, and a run short enough to re-make (at most 15 minutes on 2 cores)
+    must give another reason than its time."""
     for path in RESULTS:
         written = json.loads(path.read_text(encoding="utf-8"))
         record = runs_table()[path.name][8]
+        inputs = written.get("provenance", {}).get("inputs", {})
         complete = ("provenance" in written and (ROOT / written["script"]).is_file()
-                    and all((ROOT / shown).is_file() for shown in recorded_paths(written)))
+                    and all((ROOT / shown).is_file() for shown in recorded_paths(written))
+                    and all((ROOT / read).is_file() and hashlib.sha256(
+                        (ROOT / read).read_bytes()).hexdigest() == entry["sha256"]
+                            for read, entry in inputs.items()))
         if complete:
             assert record == "complete", (path.name, record)
             continue
