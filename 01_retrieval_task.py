@@ -203,9 +203,10 @@ def sample_max_plus_min(n, seq_len, seed=0):
 #
 # `config()` parses the flags (the table above); the clock starts; each part records its
 # numbers and shows its figure, and the last cell writes the JSON. Imported by a later file
-# (`helpers.load_concept`), the file runs nothing. Part a draws three sequences of each task
-# (each $a_i^\top x(t)$ against $t$, the retrieved token starred) and prints the first, with the
-# lengths of the $a_i$ and their two largest cosines.
+# (`helpers.load_concept`), the file runs nothing. Part a draws three sequences of each task;
+# the figure shows the synthetic task's (each $a_i^\top x(t)$ against $t$, the retrieved token
+# starred), and the printout the first of each task, with the lengths of the $a_i$ and their two
+# largest cosines.
 
 # %% tags=["apparatus"]
 if __name__ == "__main__":
