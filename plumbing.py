@@ -20,7 +20,7 @@ the JSON with the wall time of the whole run.
     run_sweep                      independent training runs, costliest first, in CPU processes
                                    where that works (sweep_path says which path and why)
     save_results, save_figure      atomic JSON (finite numbers only) and PNG under --out
-    refuse_large_lemma9            04's memory guard: Lemma 9 networks that would not fit
+    read_input                     a results file a run reads, its sha256 kept for provenance
 """
 
 import argparse
@@ -344,7 +344,7 @@ class Run:
         self.script = script or helpers.script_path(stem)   # the file that runs, by its path
         self.suffix = variant + output_suffix(args, parts, named)
         provenance()  # read now, once per process: the code as it starts, not as it ends
-        REPLAYED.clear()  # the committed files this run replays, from here on
+        REPLAYED.clear()  # the results files this run reads (read_input), from here on
         self.started = time.perf_counter()
         print(f"device: {args.device}   preset: {args.preset}", flush=True)
         if not in_notebook():
@@ -382,9 +382,8 @@ class Run:
 
     def write(self, name):
         seconds = time.perf_counter() - self.started
-        path = save_results(name, self.numbers, self.args, seconds,
-                            script=shown_path(self.script) if Path(self.script).exists()
-                            else f"{self.stem}.py")
+        ran = shown_path(self.script) if Path(self.script).exists() else None
+        path = save_results(name, self.numbers, self.args, seconds, script=ran)
         print(f"wrote {shown_path(path)} in {seconds:.1f} s")
         return path
 

@@ -179,14 +179,13 @@ def pair(name, old_bytes, new_bytes, pooled, group):
     same = environment(old)["torch"] == environment(new)["torch"]
     made = "with its provenance" if "provenance" in old else "before provenance was recorded"
     pool = pooled.setdefault(f"{group}, {'same' if same else 'another'} torch build, {made}", {})
+    summaries = {sort: summary(values) for sort, values in changes.items()}
     for sort, values in changes.items():
         pool.setdefault(sort, []).extend(values)
-        shown(name, sort, summary(values))
+        shown(name, sort, summaries[sort])
     return {"committed": {**environment(old), "sha256": hashlib.sha256(old_bytes).hexdigest()},
             "rerun": {**environment(new), "sha256": hashlib.sha256(new_bytes).hexdigest()},
-            "same_torch": same, "changes": {sort: summary(values) for sort, values in
-                                            changes.items()},
-            "flipped": flipped}
+            "same_torch": same, "changes": summaries, "flipped": flipped}
 
 
 def shown(name, sort, found):

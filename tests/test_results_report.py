@@ -269,9 +269,10 @@ def test_a_file_re_made_records_what_ran_and_the_others_say_why_not():
     and its provenance, whose inputs are the files committed today; any other says in its row
     why it was not re-made, and a run short enough to re-make (at most 15 minutes on 2 cores)
     must give another reason than its time."""
+    rows = runs_table()
     for path in RESULTS:
         written = json.loads(path.read_text(encoding="utf-8"))
-        record = runs_table()[path.name][8]
+        record = rows[path.name][8]
         inputs = written.get("provenance", {}).get("inputs", {})
         complete = ("provenance" in written and (ROOT / written["script"]).is_file()
                     and all((ROOT / shown).is_file() for shown in recorded_paths(written))
