@@ -382,7 +382,7 @@ class Run:
 
     def write(self, name):
         seconds = time.perf_counter() - self.started
-        ran = shown_path(self.script) if Path(self.script).exists() else None
+        ran = shown_path(self.script) if Path(self.script).exists() else f"{self.stem}.py"
         path = save_results(name, self.numbers, self.args, seconds, script=ran)
         print(f"wrote {shown_path(path)} in {seconds:.1f} s")
         return path
