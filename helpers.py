@@ -9,6 +9,7 @@ plumbing.py (nothing there teaches). Contents, in order of use:
     nmse, count_parameters              paper A's metric; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
     truncate_qk                         a head's score W_Q^T W_K cut to rank r (studies 05b and 06a)
+    Block, causal_mask                  a pre-LN block of H heads of dimension d (lessons 06-07)
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     expected_minimum                    the minimum over k of n seeds, averaged over subsets
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import scipy.special
 import torch
+from torch import nn
 
 ROOT = Path(__file__).resolve().parent
 
@@ -119,6 +121,54 @@ def truncate_qk(W_Q, W_K, rank):
     U, S, Vh = torch.linalg.svd(W_Q.T @ W_K)                                # [p, p] coupling
     root = S[:rank].sqrt()
     return root[:, None] * U[:, :rank].T, root[:, None] * Vh[:rank]         # [r, p], [r, p]
+
+
+# ----------------------------------------------------------------------------------------------
+# The transformer block that lessons 06-07 and their studies stack
+# ----------------------------------------------------------------------------------------------
+class Block(nn.Module):
+    """Pre-LN block: n_heads heads of dimension head_dim, logits scaled by 1/sqrt(head_dim)."""
+
+    def __init__(self, width, n_heads, head_dim):
+        super().__init__()
+        scale = 1 / math.sqrt(width)
+        self.n_heads, self.head_dim = n_heads, head_dim
+        self.W_Q = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)  # [H, d, E]
+        self.W_K = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_V = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_O = nn.Linear(n_heads * head_dim, width, bias=False)
+        self.norm_attention, self.norm_mlp = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
+
+    def queries_keys(self, asking, u):
+        """asking [B, T', E], u [B, T, E] -> q [B, H, T', d], k [B, H, T, d]"""
+        q = torch.einsum("bte,hde->bhtd", asking, self.W_Q)
+        k = torch.einsum("bte,hde->bhtd", u, self.W_K)
+        return q, k
+
+    def attention(self, u, mask, last_only=False):
+        """u [B, T, E], mask [T, T] (True: not allowed) or None -> [B, T' = T or 1, E]"""
+        asking = u[:, -1:] if last_only else u                             # [B, T', E]
+        q, k = self.queries_keys(asking, u)
+        v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # [B, H, T, d]
+        if last_only:
+            mask = mask[-1:]
+        weights = attention_weights(q @ k.transpose(-1, -2),               # [B, H, T', T]
+                                    1 / math.sqrt(self.head_dim), mask=mask)
+        heads = weights @ v                                                # [B, H, T', d]
+        return self.W_O(heads.transpose(1, 2).flatten(2))                 # concat, W_O
+
+    def forward(self, u, mask, last_only=False):
+        normed = self.norm_attention(u)
+        u = u[:, -1:] if last_only else u
+        u = u + self.attention(normed, mask, last_only)
+        return u + self.mlp(self.norm_mlp(u))
+
+
+def causal_mask(seq_len):
+    """[T, T], True where t may not look at s: s > t."""
+    return torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
 
 
 # ----------------------------------------------------------------------------------------------

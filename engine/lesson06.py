@@ -1,15 +1,13 @@
-"""Lesson 06's apparatus: the sweeps, the figures and the reports.
+"""Lesson 06's apparatus: its refusals, the sweep, the figures and the reports.
 
-The lesson's idea code (its tasks, its model, the training) stays in 06_allocation.py
-and comes in here as arguments; nothing here imports the lesson. Study 06a draws its text panel
-with draw_allocation_bars and pairs its allocations with paired.
+What is trained and what is computed from it stay in 06_allocation.py; nothing here imports the
+lesson. Study 06a summarises and pairs its allocations with summary and paired, and draws its
+text panel with draw_allocation_bars.
 """
-
 import matplotlib.pyplot as plt
 
 import helpers
 import plumbing
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -31,27 +29,36 @@ def sweep(runs, workers, train, group):
 
 
 # ----------------------------------------------------------------------------------------------
+# The flags: runs that could not finish, refused before any work
+# ----------------------------------------------------------------------------------------------
+def refusals(args):
+    """[(flag, accepted, why not, the smallest value accepted)]: runs that cannot finish."""
+    budget = args.queries * args.key_dim
+    fits = [h for h in range(1, budget + 1)
+            if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
+    first_fits = ",".join(map(str, fits[:3]))
+    return [key_dim_refusal(args),
+            ("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
+             f"--queries * --key-dim = {budget} and divide --queries or be its multiple",
+             first_fits),
+            ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "both sides need three H or "
+             "more", first_fits),
+            ("--memory", args.memory >= args.queries, "M queries need M stored keys",
+             args.queries),
+            ("--T", args.T >= 3, "part b's tasks need three tokens or more", 3),
+            ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
+
+
+def key_dim_refusal(args):
+    """--key-dim p, the rich head dimension (06a's too): above the poor 2, and even, as 06a's
+    uniform allocation uses (p + 2) / 2."""
+    return ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0,
+            f"an even number of at least 4, got {args.key_dim}", 4)
+
+
+# ----------------------------------------------------------------------------------------------
 # Part a: both sides of a fixed budget
 # ----------------------------------------------------------------------------------------------
-def fixed_budget(args, train_recall):
-    """Part a: H heads of dimension M p / H for every H of --fixed-heads, trained
-    (train_recall, --fixed-seeds each); where each seed's error is lowest."""
-    budget = args.queries * args.key_dim
-    runs = [dict(task="recall", T=args.memory + 1, n_queries=args.queries, H=H, dim=args.key_dim,
-                 layers=[(H, budget // H)], width=args.width, steps=args.fixed_steps,
-                 n_train=args.n_train, n_valid=args.n_valid, device=args.device,
-                 seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
-            for H in args.fixed_heads for s in range(args.fixed_seeds)]
-    results = sweep(runs, args.workers, train_recall, lambda run: run["name"])
-    trained = {str(H): helpers.seed_stats(helpers.by_seed(results, "valid_nmse", H=H))
-               for H in args.fixed_heads}
-    best_per_seed = [min(args.fixed_heads, key=lambda H: trained[str(H)]["seeds"][s])
-                     for s in range(args.fixed_seeds)]
-    return {"fixed_budget": {
-        "H": args.fixed_heads, "budget": budget, "M": args.queries, "p": args.key_dim,
-        "trained": trained, "best_H_per_seed": best_per_seed}}
-
-
 def plot_fixed_budget(result):
     """Part a: trained NMSE (mean, each seed a dot) against H, and study 06f's oracle where
     the numbers hold it."""
@@ -112,25 +119,6 @@ def summary(layers, values):
     """One allocation's layers, attention budget and seeds/min/mean/std (JSON-ready)."""
     return {"layers": [list(layer) for layer in layers],
             "budget": sum(h * d for h, d in layers), **helpers.seed_stats(values)}
-
-
-def allocations_compared(args, compared, tasks, train_allocation):
-    """Part b: every allocation of `compared` on every task of `tasks` with --seeds paired seeds
-    (train_allocation), and the paired differences."""
-    runs = [dict(task=task, T=args.T, dim=args.key_dim, layers=layers, allocation=name,
-                 width=args.compare_width, steps=args.steps, n_train=args.n_train,
-                 n_valid=args.n_valid, device=args.device, seed=args.seed + s,
-                 data_seed=args.seed + s, name=f"b: {task} {name}")
-            for task in tasks for name, layers in compared.items() for s in range(args.seeds)]
-    results = sweep(runs, args.workers, train_allocation, lambda run: f"b: {run['task']}")
-    comparison = {}
-    for task in tasks:
-        seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
-                 for name in compared}
-        comparison[task] = {"allocations": {name: summary(layers, seeds[name])
-                                            for name, layers in compared.items()},
-                            "paired": paired(seeds)}
-    return {"comparison": comparison}
 
 
 def plot_allocations(result):

@@ -45,7 +45,7 @@ def config(argv=None):
     """Parse the flags (02's table and `replay`), with 02's refusals; one line naming the flag
     and exit code 2 for a run that cannot finish."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           notebook_args=NOTEBOOK_ARGS, refusals=model.refusals)
+                           notebook_args=NOTEBOOK_ARGS, refusals=engine.refusals)
 
 
 # %%

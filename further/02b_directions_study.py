@@ -49,7 +49,7 @@ def config(argv=None):
     and exit code 2 for a run that cannot finish. It trains every reading of the a_i, so it
     has no --directions."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           notebook_args=NOTEBOOK_ARGS, refusals=model.refusals)
+                           notebook_args=NOTEBOOK_ARGS, refusals=engine.refusals)
 
 
 # %%

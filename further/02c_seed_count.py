@@ -59,7 +59,7 @@ def config(argv=None):
 
 def refusals(args):
     """Lesson 02's refusals, and a minimum over k of n seeds needs n >= 2."""
-    return model.refusals(args) + [("--seeds", args.seeds >= 2,
+    return engine.refusals(args) + [("--seeds", args.seeds >= 2,
                                     "a minimum over k of n seeds needs n >= 2", 2)]
 
 

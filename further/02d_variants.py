@@ -69,7 +69,7 @@ RESULTS = plumbing.ROOT / "results"  # the committed runs, from the repository r
 def config(argv=None):
     """Parse the flags (lesson 02's table and these rows), with lesson 02's refusals."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           refusals=model.refusals,
+                           refusals=engine.refusals,
                            full="a variant at the paper's grid: T 8 ... 128, 20,000 steps, 3 "
                                 "seeds (with no row changed: the committed runs)")
 
@@ -204,7 +204,7 @@ def paper_table(flags):
     width, layers = getattr(flags, "total_width", None), getattr(flags, "layers", 1)
     block = getattr(flags, "block", "standard")
     if layers == 1 and not width:
-        return model.paper_table(flags)
+        return engine.paper_table(flags)
     if layers == 1 and flags.D == 4 and width == 32:
         return {"min": engine.PAPER_TABLE_3}
     if layers == 1 and flags.D == 3 and width == 32:

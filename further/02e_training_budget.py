@@ -77,7 +77,7 @@ NOTEBOOK_ARGS = ("--replay ../results/02e_training_budget_parts_search.json,"
 
 def refusals(args):
     """Lesson 02's refusals, and the seeds an interval needs."""
-    return model.refusals(args) + [
+    return engine.refusals(args) + [
         ("--seeds", args.seeds >= 2, "a paired interval needs at least 2 seeds", 2),
         ("--search-seeds", args.search_seeds >= 2, "a search needs at least 2 seeds", 2)]
 

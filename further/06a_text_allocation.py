@@ -322,7 +322,7 @@ def check(args, windows):
     --text-seeds, and less text than 20 times the longest of `windows` ({flag: length}; 06c
     adds its own) for the 90/10 split."""
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
-        allocation.key_dim_refusal(args),
+        allocation_engine.key_dim_refusal(args),
         ("--text-seeds", args.text_seeds >= 2, "paired differences need at least two seeds", 2),
         *text_length_checks(args, windows)]
     plumbing.refuse_unaccepted(checks)

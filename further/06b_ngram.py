@@ -29,7 +29,6 @@ import helpers
 import plumbing
 from plumbing import Setting, int_list, positive_int
 
-allocation = helpers.load_concept("06_allocation")  # its pre-LN Block and causal mask
 
 # %% [markdown]
 # ## Settings
@@ -82,10 +81,10 @@ SMALL_HEAD_DIMS = (1, 2)   # the right side's head dimensions, compared across b
 #   y_t = \tanh\Big(2 \sum_{j=0}^{3} A_j\, x_{t-j}\Big) \quad\text{(a smooth nonlinear } F),$$
 #
 # with fixed random $4 \times 4$ matrices $A_j$ (scaled so that each coordinate of the sum has
-# variance 1), predicted at every position $t \ge 3$ (where all four tokens exist; earlier
-# positions are not scored). The model: the input map and learned absolute positions, one causal
-# `Block` with $H$ heads of dimension $d = \text{budget}/H$ (a residual around the attention and
-# the MLP, which the nonlinear $F$ needs), and a linear read-out at every position. Fresh white
+# variance 1), predicted at every position $t \ge 3$ (where all four tokens exist; earlier positions
+# are not scored). The model: the input map and learned absolute positions, one causal
+# `helpers.Block` with $H$ heads of dimension $d = \text{budget}/H$ (a residual around the attention
+# and the MLP, which the nonlinear $F$ needs), and a linear read-out at every position. Fresh white
 # noise at every step, the same batches for every $H$ of a seed; NMSE on a fixed held-out set.
 
 # %%
@@ -112,10 +111,10 @@ class NGramModel(nn.Module):
         super().__init__()
         self.embed = nn.Linear(dim, width)
         self.position = nn.Parameter(torch.randn(seq_len, width) * 0.02)
-        self.block = allocation.Block(width, n_heads, head_dim)
+        self.block = helpers.Block(width, n_heads, head_dim)
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, dim)
-        self.register_buffer("mask", allocation.causal_mask(seq_len), persistent=False)
+        self.register_buffer("mask", helpers.causal_mask(seq_len), persistent=False)
 
     def forward(self, x):
         u = self.embed(x) + self.position[:x.shape[1]]                      # [B, T, E]

@@ -30,7 +30,6 @@ import helpers
 import plumbing
 from plumbing import Setting, int_list, positive_int
 
-allocation = helpers.load_concept("06_allocation")        # its Block and causal mask
 text_study = helpers.load_concept("06a_text_allocation")  # the text, its loss and learning rate
 saturation = helpers.load_concept("06c_trained_saturation")  # the premise's statistics
 
@@ -133,9 +132,9 @@ FIRST_GUARD = ("last_quarter", "whole")   # the guard of the first committed run
 # %% [markdown]
 # ## The model: 06's block with a learned bias per offset
 #
-# 06's pre-LN block (`allocation.Block`: $H$ heads of dimension $d$, the $1/\sqrt d$ scale, an
-# MLP), but positions enter as a learned bias $b_h(t - s)$ added to head $h$'s logit for query $t$
-# and key $s$ (a relative position bias, one number per head and offset, initialised to 0)
+# The pre-LN block of lesson 06 (`helpers.Block`: $H$ heads of dimension $d$, the $1/\sqrt d$ scale,
+# an MLP), but positions enter as a learned bias $b_h(t - s)$ added to head $h$'s logit for query
+# $t$ and key $s$ (a relative position bias, one number per head and offset, initialised to 0)
 # instead of 06a's learned absolute positions:
 #
 # $$\ell_{ts} = \frac{(W_Q x_t)^\top (W_K x_s)}{\sqrt d} + b_h(t - s), \qquad s \le t.$$
@@ -155,7 +154,7 @@ FIRST_GUARD = ("last_quarter", "whole")   # the guard of the first committed run
 # query), and the answer below holds for this position scheme; another could differ.
 
 # %%
-class RelativeBlock(allocation.Block):
+class RelativeBlock(helpers.Block):
     """06's block with a learned bias b_h(t - s) per head and offset added to its logits; with
     value_dim, the values (and W_O) have that dimension whatever the query-key dimension d."""
 
@@ -199,7 +198,7 @@ class ContextModel(nn.Module):
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab)
-        self.register_buffer("mask", allocation.causal_mask(seq_len), persistent=False)
+        self.register_buffer("mask", helpers.causal_mask(seq_len), persistent=False)
 
     def forward(self, x):
         """x [B, T] characters -> logits [B, T, vocab] of the character after each."""

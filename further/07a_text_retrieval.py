@@ -35,7 +35,6 @@ from engine import lesson07 as engine                # lesson 07's sweeps' table
 from plumbing import Setting, int_list, positive_float, positive_int
 
 images = helpers.load_concept("07_real_data")       # its two sweeps' shapes and settings
-allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
 # %% [markdown]
 # ## Settings
@@ -111,9 +110,9 @@ if __name__ == "__main__":
 # their passages were seen, as other queries' negatives.
 #
 # **Our model.** [query, $p_1 \dots p_T$] plus a role embedding (query or passage; no positions),
-# two of file 06's `Block`s, a score per passage, and the cross-entropy over the $T$ scores. Both of
-# file 07's sweeps (head dimension fixed; width fixed), seeds paired across $h$ and $T$, beside
-# chance $1/T$ and the frozen tokens' own cosine.
+# two `helpers.Block`s (lesson 06's block), a score per passage, and the cross-entropy over the $T$
+# scores. Both of file 07's sweeps (head dimension fixed; width fixed), seeds paired across $h$ and
+# $T$, beside chance $1/T$ and the frozen tokens' own cosine.
 #
 # **What would count against the paper**: no paired drop with $T$ at small $h$, or as large a
 # drop at the largest $h$; and, against the head count itself, a rise with $h$ that the
@@ -221,7 +220,7 @@ class Ranker(nn.Module):
         super().__init__()
         self.embed = nn.Linear(token_dim, width)
         self.role = nn.Parameter(torch.randn(2, width) * 0.02)  # query, passage; no positions
-        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
+        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.score = nn.Linear(width, 1)

@@ -126,13 +126,25 @@ def test_the_drop_is_printed_beside_the_papers_of_the_same_statistic(capsys):
     args = model_file.config(["--quick", "--heads", "3,4"])
     nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
     result = {"nmse": nmse, "knee": engine.drop_at_the_knee(nmse, [3, 4], D=4)}
-    engine.report_sweep(result, args, model_file.paper_table(args))
+    engine.report_sweep(result, args, engine.paper_table(args))
     printed = capsys.readouterr().out
     theirs = model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]  # Table 2: means
     assert f"min 20x; mean 15x [paper: {theirs:.0f}x]" in printed
     ratio = 1e-4 / model_file.PAPER_TABLE_3[4][8]                  # Table 3's min, h = 4 only
     assert f"our min / the paper's: h = 4: {ratio:.0f}x" in printed
     assert f"our mean / the paper's: h = 3: {3e-3 / model_file.PAPER_TABLE_2[3][8]:.1f}x" in printed
+
+
+def test_the_lessons_drop_at_the_knee_and_its_printout(capsys):
+    """The lesson's statistic: NMSE(h = D - 1) / NMSE(h = D) per T, of the min or the mean;
+    printed beside Table 2's mean drop."""
+    nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}},
+            "32": {"3": {"min": 1e-2, "mean": 1e-2}, "4": {"min": 1e-2, "mean": 5e-3}}}
+    assert model_file.drop_at_the_knee(nmse, 4, "min") == pytest.approx({"8": 20, "32": 1})
+    assert model_file.drop_at_the_knee(nmse, 4, "mean") == pytest.approx({"8": 15, "32": 2})
+    paper = {"8": model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]}
+    engine.report_drops({"mean": model_file.drop_at_the_knee(nmse, 4, "mean")}, paper, 4)
+    assert "mean over seeds (T = 8, 32): 15x 2.0x [paper, Table 2: 11x]" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -156,10 +168,10 @@ def test_non_finite_loss_stops_the_script_with_one_line(tmp_path):
 def test_paper_tables_are_matched_to_their_model():
     """Table 2's means at every h (the same model, n = 8); Table 3's minima only at h = 4,
     where its fixed E = 32 is our n h; none for another D."""
-    default = model_file.paper_table(model_file.config([]))
+    default = engine.paper_table(model_file.config([]))
     assert default == {"mean": model_file.PAPER_TABLE_2, "min": {4: model_file.PAPER_TABLE_3[4]}}
     assert 4 * model_file.HEAD_DIM == 32
-    assert model_file.paper_table(model_file.config(["--D", "3"])) == {}
+    assert engine.paper_table(model_file.config(["--D", "3"])) == {}
 
 
 def test_summarise_uses_the_sample_std_like_every_file():

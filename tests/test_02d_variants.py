@@ -106,7 +106,7 @@ def test_paper_tables_are_matched_to_their_configuration():
     args = study.config(["--quick", "--layers", "2", "--total-width", "32",
                          "--block", "attention-only"])
     assert study.paper_table(args) == {}
-    assert study.paper_table(study.config([])) == model_file.paper_table(model_file.config([]))
+    assert study.paper_table(study.config([])) == engine.paper_table(model_file.config([]))
 
 
 def test_every_variant_gets_its_own_file_name(tmp_path):
