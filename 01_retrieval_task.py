@@ -7,7 +7,7 @@
 # and the paper's synthetic instance (§6.1), and shows why the paper reports NMSE: Var(y) shrinks
 # as T grows. `python 01_retrieval_task.py` (1.6 s on 2 cores).
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 """01 · The generalized D-retrieval task (paper A, eq. 7-9, Section 6.1)."""
 import math
 import sys
@@ -22,12 +22,14 @@ import plumbing
 from engine import lesson01 as engine
 from plumbing import Setting, int_list, positive_int
 
-# %% [markdown]
-# ## Settings
-#
-# Every size of this file, one row each: its default, `--quick` (seconds, what the tests use) and
-# `--full` values (`...`: as the default). Each row is a flag (`n_samples` is `--n-samples`); in a
-# notebook, `QUICK=1` selects the quick column. Nothing here trains: it all runs on the CPU.
+
+def config(argv=None):
+    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
+    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="more samples, T up to 1024", refusals=engine.refusals)
+    args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
+    return args
+
 
 # %%
 DIRECTIONS = ("orthonormal", "random", "gaussian")  # the readings of paper A's "fixed a_i" (a)
@@ -45,22 +47,9 @@ SETTINGS = {
 }
 DEFAULT_DIRECTIONS = SETTINGS["directions"].default  # lessons 02-04 read the task with it
 PARTS = {"a": (), "b": ()}  # this file's parts, each with the parts it needs (none)
-
-
-def refusals(args):
-    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
-    return [("--D", args.D <= args.d, f"the task's D directions a_i need D <= --d = {args.d}, "
-             f"got {args.D}", f"--d {args.D}"),
-            ("--n-samples", args.n_samples >= 2, "the variance of y needs at least two samples, "
-             "got 1", 2)]
-
-
-def config(argv=None):
-    """Parse the flags (the table above); refuse what `refusals` refuses (one line, exit 2)."""
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="more samples, T up to 1024", refusals=refusals)
-    args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
-    return args
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("01_retrieval_task", args, PARTS)
 
 
 # %% [markdown]
@@ -208,11 +197,7 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # starred), and the printout the first of each task, with the lengths of the $a_i$ and their two
 # largest cosines.
 
-# %% tags=["apparatus"]
-if __name__ == "__main__":
-    args = config()
-    run = plumbing.Run("01_retrieval_task", args, PARTS)
-
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__" and "a" in args.parts:
     examples = run.record(engine.examples(args, sample_synthetic, sample_max_plus_min,
                                           task_directions))
@@ -256,14 +241,14 @@ def target_statistics(seq_lens, n, D, dim, seed, directions=DEFAULT_DIRECTIONS,
     return stats
 
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__" and "b" in args.parts:
     statistics = run.record({"target_stats": target_statistics(
         args.T, args.n_samples, args.D, args.d, args.seed, args.directions)})
     run.figure(engine.plot_statistics(statistics), "01_target_distribution")
     engine.report_statistics(statistics)
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     run.finish()
 

@@ -7,7 +7,7 @@
 # layer by hand and checks its error bound at every $T$, then shows where the lower bound's
 # exponent says nothing; nothing trains. `python 03_bounds.py` (1.0 s on 2 cores).
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 """03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2)."""
 import math
 import sys
@@ -24,12 +24,12 @@ from plumbing import Setting, float_list, int_list, positive_int
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
 
-# %% [markdown]
-# ## Settings
-#
-# Every size of this lesson, one row each: its default, `--quick` (seconds, what the tests use)
-# and `--full` values (`...`: as the default). Each row is a flag (`construction_T` is
-# `--construction-T`); `--parts b` runs part b alone.
+
+def config(argv=None):
+    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="beta up to 2000, 2000 sequences per T", refusals=engine.refusals)
+
 
 # %%
 SETTINGS = {
@@ -42,20 +42,9 @@ SETTINGS = {
     "construction_samples": Setting(500, 50, 2000, positive_int, "a: random sequences per T"),
 }
 PARTS = {"a": (), "b": ()}  # a: the upper bound built by hand; b: the lower bound's exponent
-MAX_CONSTRUCTION_T = 4096   # the longest sequence of the hand-built model
-
-
-def refusals(args):
-    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
-    longest = max(args.construction_T)
-    return [("--construction-T", longest <= MAX_CONSTRUCTION_T,
-             f"at most {MAX_CONSTRUCTION_T}, got {longest}", None)]
-
-
-def config(argv=None):
-    """Parse the flags (the table above); refuse what `refusals` refuses (one line, exit 2)."""
-    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="beta up to 2000, 2000 sequences per T", refusals=refusals)
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("03_bounds", args, PARTS)
 
 
 # %% [markdown]
@@ -186,10 +175,7 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 # $T$; the printout gives the shortest and the longest $T$ at $\beta$ = 10, 100 and 1000, and the
 # rate in $\beta$: the slope of log error against log $\beta$ over $\beta \ge 10$ (1/β is −1).
 
-# %% tags=["apparatus"]
-if __name__ == "__main__":
-    args = config()
-    run = plumbing.Run("03_bounds", args, PARTS)
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__" and "a" in args.parts:
     upper = run.record(engine.upper_bound(args, construction_errors))
     run.figure(engine.plot_upper_bound(upper), "03_construction")
@@ -239,7 +225,7 @@ def first_nonvacuous_length(s, D, n):
 # vacuous region $k \le 0$ and dots the paper's longest $T$ = 128; the right one sets $k$ for
 # $s = 1 < D = 2$ beside the upper bound's $\gamma = 2$. The last line writes the run's JSON.
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__" and "b" in args.parts:
     lower = run.record(engine.lower_bound(lower_bound_exponent, first_nonvacuous_length))
     run.figure(engine.plot_lower_bound(lower), "03_lower_bound")

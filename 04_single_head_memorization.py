@@ -7,7 +7,7 @@
 # hand, checks that it holds the sequence exactly, and trains it against one ordinary head and
 # h = D heads. `python 04_single_head_memorization.py` (1 min 37 s on 2 cores).
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 """04 · Single-head memorisation: one head with a T*d-wide embedding (paper A, Theorem 2(3))."""
 import sys
 from pathlib import Path
@@ -23,12 +23,13 @@ from plumbing import Setting, int_list, positive_int
 
 model_file = helpers.load_concept("02_multihead_model")
 
-# %% [markdown]
-# ## Settings
-#
-# Every size of this file, one row each: its default, `--quick` (seconds, for the tests) and
-# `--full` values (`...`: as the default). Each row is a flag (`construction_T` is
-# `--construction-T`). Part a builds the head by hand; part b trains with lesson 02's data.
+
+def config(argv=None):
+    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="T up to 128 (256 in part a), 3 seeds, 10,000 steps",
+                           refusals=engine.refusals)
+
 
 # %%
 SETTINGS = {
@@ -48,24 +49,9 @@ SETTINGS = {
                        "b: validation sequences per T (Appendix B.1)"),
 }
 PARTS = {"a": (), "b": ()}  # this file's parts, each with the parts it needs (none)
-MAX_CONSTRUCTION_T = 512    # the memorising embedding is T d wide and its attention (T d)^2
-MAX_T = 256                 # the longest sequence of part b
-
-
-def refusals(args):
-    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
-    return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
-            ("--construction-T", max(args.construction_T) <= MAX_CONSTRUCTION_T,
-             f"at most {MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
-             f"(T*d)^2), got {max(args.construction_T)}", None),
-            ("--T", max(args.T) <= MAX_T, f"at most {MAX_T}, got {max(args.T)}", None)]
-
-
-def config(argv=None):
-    """Parse the flags (the table above); refuse what `refusals` refuses (one line, exit 2)."""
-    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="T up to 128 (256 in part a), 3 seeds, 10,000 steps",
-                           refusals=refusals)
+if __name__ == "__main__":
+    args = config()
+    run = plumbing.Run("04_single_head_memorization", args, PARTS)
 
 
 # %% [markdown]
@@ -112,18 +98,13 @@ def memorise(x):
 
 
 # %% [markdown]
-# Run as a script or in the notebook, the next cell parses the flags (refusing, in one line
-# naming the flag, a run that could not finish) and starts the clock; then it measures, on
-# random sequences at every `--construction-T`, how far $T$ times the CLS output is from the
-# flattened sequence and how far the attention is from uniform.
+# The next cell measures, on random sequences at every `--construction-T`, how far $T$ times the
+# CLS output is from the flattened sequence and how far the attention is from uniform.
 
-# %% tags=["apparatus"]
-if __name__ == "__main__":
-    args = config()
-    run = plumbing.Run("04_single_head_memorization", args, PARTS)
-    if "a" in args.parts:
-        memorisation = run.record(engine.check_memorisation(args, memorise))
-        engine.report_memorisation(memorisation)
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+if __name__ == "__main__" and "a" in args.parts:
+    memorisation = run.record(engine.check_memorisation(args, memorise))
+    engine.report_memorisation(memorisation)
 
 # %% [markdown]
 # **What we saw** (`results/04_single_head_memorization.json`). With the embedding
@@ -219,7 +200,7 @@ def train_route(run):
 # beside it each route's trainable FFN parameters; the printout sets our h = D minima beside
 # Table 3's.
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     if "b" in args.parts:
         routes = run.record(engine.train_routes(args, train_route, route_heads(args.D)))

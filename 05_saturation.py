@@ -8,7 +8,7 @@
 # target that stays as hard as $L$ grows, with its logits capped and free.
 # `python 05_saturation.py` (1 min 7 s on 2 cores)
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 """05 · Softmax saturation: head dimension against sequence length (paper B, Section 5)."""
 import math
 import sys
@@ -23,15 +23,21 @@ import plumbing
 from engine import lesson05 as engine
 from plumbing import Setting, float_list, int_list, positive_int
 
-# %% [markdown]
-# ## Settings
-#
-# Each row is a flag (`head_dims` is `--head-dims`) with its default, `--quick` and `--full`
-# values (`...`: as the default). `refusals` stops a run that could not finish, before any work.
+
+def config(argv=None):
+    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
+                           full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
+
+
+def refusals(args):
+    """engine.refusals with this lesson's token dimension and number of matches."""
+    return engine.refusals(args, DIM, N_MATCH)
+
 
 # %%
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, what it sets)
+    # name: Setting(default, --quick, --full, type, "part: what it sets"), a flag each
     "L": Setting([16, 32, 64, 128], [16, 32], [16, 32, 64, 128, 256], int_list,
                  "b: sequence lengths"),
     "head_dims": Setting([1, 8], [1, 4], [1, 2, 4, 8, 16], int_list,
@@ -44,41 +50,9 @@ SETTINGS = {
     "n_train": Setting(4000, 1000, 8000, positive_int, "training sequences per L"),
     "n_valid": Setting(1000, 300, 2000, positive_int, "validation sequences per L"),
 }
-PARTS = {"a": (), "b": ()}  # the parts, each with the parts it needs
-DIM = 16            # token dimension p: r key coordinates, p - r value coordinates
-N_MATCH = 2         # tokens per sequence that carry the query's key
-SHARPNESS = 3.0     # the target's logit scale is SHARPNESS * log L
-BATCH_SIZE = 128    # sequences per training step
-LR = 1e-2           # AdamW's peak learning rate
-WEIGHT_DECAY = 0.0  # none, so only a cap limits the logits
-MAX_L = 4096        # the longest trained sequence
-LEMMA_BOUNDS = (0.5, 1.0, 2.0)             # part a's logit bounds B
-LEMMA_L = [2, 4, 16, 64, 256, 1024, 4096]  # part a's sequence lengths
-LEMMA_DRAWS = 200   # random logit vectors per (B, L), uniform in [-B, B]^L
-
-
-def refusals(args):
-    """[(flag, accepted, why not, smallest accepted)], checked by plumbing.config."""
-    r, dims = args.match_rank, args.head_dims
-    return [
-        ("--match-rank", r < DIM, f"below the token dimension {DIM}, got {r}", None),
-        ("--head-dims", sorted(set(dims)) == dims and len(dims) >= 2,
-         "give at least two, increasing, e.g. 1,4", "1,2"),
-        ("--head-dims", max(dims) <= DIM, f"each at most {DIM}, got {max(dims)}", None),
-        ("--head-dims", r in dims[1:], f"the gain E(d_min) - E(r) needs r = --match-rank = {r} "
-         "after the first", f"1,{r}" if r > 1 else "--match-rank 2"),
-        ("--L", min(args.L) >= N_MATCH + 2, "the query, its matches and one more token",
-         N_MATCH + 2),
-        ("--L", max(args.L) <= MAX_L, f"at most {MAX_L}", None),
-        ("--seeds", args.seeds >= 2, "an interval over seeds needs two", 2)]
-
-
-def config(argv=None):
-    """Parse the flags (the table above); refuse a run that cannot finish."""
-    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
-
-
+PARTS = {"a": (), "b": ()}
+DIM = 16            # b: token dimension p, r key coordinates and p - r value coordinates
+N_MATCH = 2         # b: tokens per sequence that carry the query's key
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("05_saturation", args, PARTS)
@@ -106,6 +80,11 @@ if __name__ == "__main__":
 # random logits:
 
 # %%
+LEMMA_BOUNDS = (0.5, 1.0, 2.0)             # part a's logit bounds B
+LEMMA_L = [2, 4, 16, 64, 256, 1024, 4096]  # part a's sequence lengths
+LEMMA_DRAWS = 200   # random logit vectors per (B, L), uniform in [-B, B]^L
+
+
 def lemma_extremes(B, seq_len, n_random, seed):
     """L max p, L min p and H(p)/log L: worst cases and over n_random uniform draws in [-B, B]."""
     generator = torch.Generator().manual_seed(seed)
@@ -174,6 +153,9 @@ if __name__ == "__main__" and "a" in args.parts:
 # once $L \gg 2e^{2B}$.
 
 # %%
+SHARPNESS = 3.0     # the target's logit scale is SHARPNESS * log L
+
+
 def target_weights(x, coupling, cap=None):
     """softmax_s(x_q^T M x_s) [n, L] for x [n, L, p], x_q = x_L; logits capped to [-B, B]
     when cap is set."""
@@ -236,6 +218,11 @@ class SingleHead(nn.Module):
 # itself, and one seed's runs share their data and batch order, so they pair across $d$.
 
 # %%
+BATCH_SIZE = 128    # sequences per training step
+LR = 1e-2           # AdamW's peak learning rate
+WEIGHT_DECAY = 0.0  # none, so only a cap limits the logits
+
+
 def train_head(run, x, y):
     """Train one head on (x, y), the first n_train sequences (y standardised on them); the rest
     validate. Returns (model, validation data, {**run, "valid_nmse", "train_nmse"})."""
@@ -274,18 +261,71 @@ def model_side_runs(args):
 
 
 # %% [markdown]
-# **Reading the runs.** Per (L, d): every seed's validation NMSE and their mean. The **gain**
-# is $E(d_{\min}) - E(r)$, the smallest head dimension (1) against the target's rank. Its **change** from
-# the shortest to the longest $L$ is computed per seed (paired), with a 95 % t-interval: below
-# zero means the gain shrinks. The direct test of the claim is the difference of the changes,
-# capped minus free, per seed. The sweep prints one line per kind of head as it finishes.
+# The runs: every kind of head (free, then each cap $B$), $L$, $d$ and seed.
 
-# %% tags=["apparatus"]
+# %%
 if __name__ == "__main__" and "b" in args.parts:
     trained = engine.sweep(model_side_runs(args), args.workers, match_numbers, engine.kind_of)
-    model_side = run.record(engine.summarise_model_side(trained, args))
+
+# %% [markdown]
+# **The result.** The **gain** is $E(d_{\min}) - E(r)$: the validation NMSE of the smallest head
+# dimension (1) minus that of the target's rank. Its **change** from the shortest to the longest
+# $L$, per seed, gets a 95 % t-interval (`helpers.paired_difference`): below zero, the gain
+# shrinks with $L$, which is saturation. The direct test of the claim is the difference of the
+# changes, capped minus free, per seed: saturation appears *with the cap* when it is below zero.
+
+# %%
+def gains(results, cap, L, small, large):
+    """Per seed, E(small) - E(large) at length L for heads of that cap (paired by seed)."""
+    errors = (helpers.by_seed(results, "valid_nmse", cap=cap, L=L, head_dim=d)
+              for d in (small, large))
+    return [a - b for a, b in zip(*errors)]
+
+
+def gain_change(results, cap, lengths, small, large):
+    """Per seed, gain(L_max) - gain(L_min), with its interval and verdict."""
+    first, last = (gains(results, cap, L, small, large) for L in (lengths[0], lengths[-1]))
+    return helpers.paired_difference([b - a for a, b in zip(first, last)],
+                                     below="shrinks", above="grows")
+
+
+def summarise_model_side(results, args):
+    """Part b's numbers: per kind (free, capped B) E(d) over seeds, the mean gain per L and its
+    change; the capped-minus-free change (the first cap's)."""
+    small, rank = args.head_dims[0], args.match_rank
+
+    def per_kind(measure):  # {"free": measure(None), "capped": {"2": measure(2.0), ...}}
+        return {"free": measure(None), "capped": {f"{B:g}": measure(B) for B in args.caps}}
+
+    def errors(cap):        # {L: {d: seed_stats of E(d)}}
+        return {str(L): {str(d): helpers.seed_stats(helpers.by_seed(
+            results, "valid_nmse", cap=cap, L=L, head_dim=d)) for d in args.head_dims}
+            for L in args.L}
+
+    changes = per_kind(lambda cap: gain_change(results, cap, args.L, small, rank))
+    capped, free = changes["capped"][f"{args.caps[0]:g}"], changes["free"]
+    difference = [c - f for c, f in zip(capped["per_seed"], free["per_seed"])]
+    return {"model_side": {
+        **per_kind(errors),
+        "gain": per_kind(lambda cap: {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
+                                      for L, entry in errors(cap).items()}),
+        "gain_change": changes,
+        "capped_minus_free_change": {"B": args.caps[0], **helpers.paired_difference(
+            difference, below="capped below free", above="capped above free")},
+        "rank": rank, "smallest_head_dim": small}}
+
+
+if __name__ == "__main__" and "b" in args.parts:
+    model_side = run.record(summarise_model_side(trained, args))
     run.figure(engine.plot_saturation(model_side), "05_saturation")
     engine.report_model_side(model_side)
+    change, both = model_side["model_side"]["gain_change"], model_side["model_side"][
+        "capped_minus_free_change"]
+    only_capped = (change["capped"][f"{both['B']:g}"]["verdict"] == "shrinks"
+                   and change["free"]["verdict"] != "shrinks" and both["ci95"][1] < 0)
+    print(f"saturation {'appears only with capped logits' if only_capped else 'does NOT appear'}")
+
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     run.finish()
 

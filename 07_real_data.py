@@ -7,7 +7,7 @@
 # on scikit-learn's 8 × 8 digits (no download), beside a fixed total width, the control the paper
 # lacks on images. `python 07_real_data.py` (1 min 29 s on 2 cores)
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 """07 · The head count on real data: digits at a random place, at a growing and a fixed width."""
 import sys
 from pathlib import Path
@@ -21,13 +21,18 @@ import plumbing
 from engine import lesson07 as engine
 from plumbing import Setting, int_list, positive_int
 
-allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
-# %% [markdown]
-# ## Settings
-#
-# Each row is a flag (`head_dim` is `--head-dim`) with its default, `--quick` and `--full`
-# values (`...`: as the default); refused values end the run in one line naming the flag.
+def config(argv=None):
+    """Parse the flags of SETTINGS; refusals ends a run that cannot finish, in one line."""
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=refusals,
+                           full="5 seeds, T = 16 and 64, 1,500 steps: 34 min 29 s on 2 cores")
+
+
+def refusals(args):
+    """Frames that cannot hold a digit in whole patches, a --width no h divides, one seed."""
+    return (engine.frame_refusals(args.sides, DIGITS_SIDE, PATCH)
+            + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
+
 
 # %%
 SETTINGS = {
@@ -44,21 +49,6 @@ SETTINGS = {
 PARTS = {"fixed-head-dim": (), "fixed-width": ()}  # part a, part b
 DIGITS_SIDE = 8           # s0, a digit's side in pixels
 PATCH = 2                 # patch side P in pixels
-LR = 3e-3                 # AdamW's peak learning rate
-WEIGHT_DECAY = 0.05       # AdamW's (ours; the paper gives none)
-
-
-def refusals(args):
-    """Frames that cannot hold a digit in whole patches, a --width no h divides, one seed."""
-    return (engine.frame_refusals(args.sides, DIGITS_SIDE, PATCH)
-            + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
-
-
-def config(argv=None):
-    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=refusals,
-                           full="5 seeds, T = 16 and 64, 1,500 steps: 34 min 29 s on 2 cores")
-
-
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("07_real_data", args, PARTS)
@@ -128,7 +118,7 @@ def load_digits():
 # ### The model: a small vision transformer
 #
 # Linear patch embedding, a learned CLS token and positions, lesson 06's pre-LN block
-# (`allocation.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, then $u \leftarrow u +
+# (`helpers.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, then $u \leftarrow u +
 # \mathrm{MLP}(\mathrm{LN}(u))$, logits scaled by $1/\sqrt d$) with no mask, a classifier on CLS.
 
 # %%
@@ -140,7 +130,7 @@ class VisionTransformer(nn.Module):
         self.embed = nn.Linear(patch_dim, width)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
         self.position = nn.Parameter(torch.randn(n_patches + 1, width) * 0.02)
-        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
+        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, n_classes)
@@ -162,6 +152,8 @@ class VisionTransformer(nn.Module):
 # %%
 TRAIN_PLACEMENT_SEED, VALID_PLACEMENT_SEED = 1, 2  # the new placements images are scored at
 EVALUATION_CHUNK = 512    # images per forward pass when scoring
+LR = 3e-3                 # AdamW's peak learning rate
+WEIGHT_DECAY = 0.05       # AdamW's (ours; the paper gives none)
 
 
 @torch.no_grad()
@@ -264,7 +256,7 @@ if __name__ == "__main__" and "fixed-width" in args.parts:
 # `results/07_real_data_full.json`; its part b figure: `figures/07_heads_on_images_full.png`),
 # its numbers printed again from its JSON.
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     reference = plumbing.ROOT / "results" / "07_real_data_full.json"
     if reference.is_file():
@@ -307,6 +299,6 @@ if __name__ == "__main__":
 # - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb) (`further/07b_cifar10.py`): these
 #   sweeps on CIFAR-10, up to the paper's grid (a download and a GPU; not run here).
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     run.finish()

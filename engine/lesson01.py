@@ -83,3 +83,11 @@ def plot_statistics(result):
 def report_statistics(result):
     print("Var(y) by T (why NMSE):  " + "  ".join(
         f"T={t}: {s['var']:.3f}" for t, s in result["target_stats"].items()))
+
+
+def refusals(args):
+    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    return [("--D", args.D <= args.d, f"the task's D directions a_i need D <= --d = {args.d}, "
+             f"got {args.D}", f"--d {args.D}"),
+            ("--n-samples", args.n_samples >= 2, "the variance of y needs at least two samples, "
+             "got 1", 2)]

@@ -1,9 +1,9 @@
-"""Lesson 02's apparatus: the sweep over (T, h, seed), its summary, Fig. 1a, the printout beside
+"""Lesson 02's apparatus: its refusals, the pool that trains its runs, Fig. 1a, the printout beside
 paper A's tables, and the attention maps' bookkeeping.
 
-The model, its training and the measurement of where each head looks are the lesson's; they come
-in as arguments (train, build, specialisation), so this module never imports the lesson. Its
-studies (further/02a-02d) use the same functions."""
+What is trained, the model, the statistics and the measurement of where each head looks are the
+lesson's; they come in as arguments, so this module never imports the lesson. Its studies
+(further/02a-02d) use the same functions, and `sweep` does for them what the lesson does in view."""
 import math
 
 import matplotlib.pyplot as plt
@@ -34,6 +34,19 @@ EXAMPLES_SEED_OFFSET = 12345    # the few sequences drawn in the attention figur
 SPECIALISATION_SEED_OFFSET = 999  # the fresh sequences of the attention-on-targets matrix
 SPECIALISATION_SEQUENCES = 500  # how many of them
 ATTENTION_EXAMPLES = 2          # sequences drawn per model in the attention figure
+MAX_T = 1024                    # the longest sequence a run may ask for
+
+
+def refusals(args):
+    """[(flag, accepted, why not, smallest accepted)]: runs that could not finish."""
+    return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
+            ("--T", max(args.T) <= MAX_T, f"at most {MAX_T}, got {max(args.T)}", None)]
+
+
+def paper_table(args):
+    """{statistic: the paper's table of lesson 02's model}: Table 2's means, Table 3's minima at
+    h = 4 (its fixed E = 32 is our n h there only); none for another D."""
+    return {"mean": PAPER_TABLE_2, "min": {4: PAPER_TABLE_3[4]}} if args.D == 4 else {}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -68,21 +81,31 @@ def group_label(results):
            f"{seeds} seed(s))"
 
 
+def train_runs(runs, workers, train):
+    """train(run) for every run, in `workers` processes (plumbing.run_sweep), one line per T;
+    the finished runs, each with its model's weights (the attention maps read them)."""
+    return plumbing.run_sweep(runs, workers, train, group_label, sweep_cost,
+                              group=lambda run: run["T"])
+
+
+def per_run_numbers(results):
+    """What the JSON keeps of every run besides its validation NMSE (JSON-ready)."""
+    return {"parameters": {str(r["h"]): r["parameters"] for r in results},
+            "train_nmse": {f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"]
+                           for r in results}}
+
+
 def sweep(args, train, base):
-    """Train every (T, h, seed) of base (a run dict): the finished runs (each with its model's
-    weights, which the attention maps read) and the numbers of the sweep (JSON-ready). Prints
-    one line per T."""
+    """The studies' sweep: every (T, h, seed) of base (a run dict) trained, then summarised as
+    lesson 02 does in view. The finished runs and the numbers of the sweep (JSON-ready)."""
     runs = [dict(base, T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = plumbing.run_sweep(runs, args.workers, train, group_label, sweep_cost,
-                                 group=lambda run: run["T"])
+    results = train_runs(runs, args.workers, train)
     table = summarise(results)
     return results, {
         "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",
         "knee": drop_at_the_knee(table, args.heads, args.D, base.get("layers", 1)),
-        "parameters": {str(r["h"]): r["parameters"] for r in results},
-        "train_nmse": {f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"]
-                       for r in results}}
+        **per_run_numbers(results)}
 
 
 def summarise(results):
@@ -105,14 +128,22 @@ def drop_at_the_knee(table, heads, D, layers=1):
 # ----------------------------------------------------------------------------------------------
 # Fig. 1a and the printout beside the paper
 # ----------------------------------------------------------------------------------------------
-def plot_nmse(result, args, title=None):
-    """Fig. 1a: min validation NMSE against h, one line per T (log scale), the knee dotted."""
+def plot_nmse(result, args, title=None, statistic="min"):
+    """Fig. 1a: one statistic of the validation NMSE over seeds ("min" or "mean") against h, one
+    line per T (log scale), the knee dotted; with the mean, each seed as a dot."""
     figure, axis = plt.subplots(figsize=(6, 4))
     for T, by_heads in result["nmse"].items():
         heads = [int(h) for h in by_heads]
-        axis.semilogy(heads, [by_heads[str(h)]["min"] for h in heads], "o-", label=f"T = {T}")
-    axis.axvline(result["knee"]["h"], color="grey", ls=":", label=f"knee: h = {result['knee']['h']}")
-    axis.set_xlabel("number of heads h"), axis.set_ylabel("min validation NMSE over seeds")
+        line, = axis.semilogy(heads, [by_heads[str(h)][statistic] for h in heads], "o-",
+                              label=f"T = {T}")
+        for h in heads if statistic == "mean" else []:
+            seeds = by_heads[str(h)]["seeds"]
+            axis.semilogy([h] * len(seeds), seeds, ".", color=line.get_color(), ms=4)
+    knee = result["knee"]["h"]
+    axis.axvline(knee, color="grey", ls=":", label=f"knee: h = {knee}")
+    axis.set_xlabel("number of heads h")
+    axis.set_ylabel(f"{statistic} validation NMSE over seeds" + (" (dots: each seed)"
+                                                                 if statistic == "mean" else ""))
     axis.set_xticks(args.heads)
     axis.set_title(title or f"One attention layer, D = {args.D}")
     axis.legend(fontsize=8)
@@ -126,16 +157,31 @@ def times(ratio):
     return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"
 
 
-def report_sweep(result, args, paper):
-    """Our min / mean at every (h, T), then ours over the paper's number of the same statistic
-    (paper: {statistic: {h: {T: value}}}, the tables of the same model), and the drop at the
-    knee, ours beside the paper's wherever its table has both h - 1 and h."""
+def report_table(result, args):
+    """Our min / mean validation NMSE at every (h, T)."""
     nmse, lengths = result["nmse"], list(result["nmse"])
     print(f"validation NMSE over {args.seeds} seed(s), min / mean:")
     print("  h " + "".join(f"{'T=' + T:>21}" for T in lengths))
     for h in args.heads:
         print(f"  {h} " + "".join(f"{nmse[T][str(h)]['min']:>12.1e} / {nmse[T][str(h)]['mean']:.1e}"
                                   for T in lengths))
+
+
+def report_drops(drops, paper, D):
+    """The lesson's drop at the knee, {statistic: {T: ratio}}, beside Table 2's mean drop."""
+    for statistic, by_length in drops.items():
+        theirs = f" [paper, Table 2: {' '.join(times(r) for r in paper.values())}]" \
+            if statistic == "mean" and paper else ""
+        print(f"drop from h = {D - 1} to {D}, {statistic} over seeds (T = "
+              f"{', '.join(by_length)}): {' '.join(times(r) for r in by_length.values())}{theirs}")
+
+
+def report_sweep(result, args, paper):
+    """The studies' printout: report_table, then ours over the paper's number of the same
+    statistic (paper: {statistic: {h: {T: value}}}, the tables of the same model), and the drop
+    at the knee, ours beside the paper's wherever its table has both h - 1 and h."""
+    report_table(result, args)
+    nmse, lengths = result["nmse"], list(result["nmse"])
     for statistic, table in paper.items():
         rows = [f"h = {h}: " + " ".join(times(nmse[T][str(h)][statistic] / table[h][int(T)])
                                         for T in lengths)
@@ -159,23 +205,30 @@ def report_sweep(result, args, paper):
 # ----------------------------------------------------------------------------------------------
 # Where each head looks
 # ----------------------------------------------------------------------------------------------
-@torch.no_grad()
 def mechanism(results, args, build, specialisation):
-    """Where the heads of the best h = D and h = D - 1 models look, at the middle T, and how
-    close the a_i are to each other.
+    """The studies' attention maps: the best h = D - 1 and h = D models at the middle T, as
+    lesson 02 picks them in view, handed to attention_maps."""
+    seq_len = sorted(args.T)[len(args.T) // 2]
+    chosen = {}
+    for h in (args.D - 1, args.D):
+        candidates = [r for r in results if r["T"] == seq_len and r["h"] == h]
+        if candidates:
+            chosen[h] = min(candidates, key=lambda r: r["valid_nmse"])
+    return attention_maps(chosen, args, build, specialisation, seq_len, results[0]["directions"])
+
+
+@torch.no_grad()
+def attention_maps(chosen, args, build, specialisation, seq_len, directions):
+    """Where the heads of each chosen run ({h: a finished run of that h, at length seq_len})
+    look, and how close the task's a_i (of that reading) are to each other.
 
     mechanism [h]: attention_on_targets [h][D] (specialisation(): each head's mean CLS attention
     on each a_i's arg-max token over fresh sequences) and examples (the attention of every head
     on a few sequences). a_i_overlap: the cosine of every pair of a_i and how often their
     arg-max tokens are the same token, over those fresh sequences."""
     task = helpers.load_concept("01_retrieval_task")
-    seq_len = sorted(args.T)[len(args.T) // 2]
     found = {}
-    for h in (args.D - 1, args.D):
-        candidates = [r for r in results if r["T"] == seq_len and r["h"] == h]
-        if not candidates:
-            continue
-        best = min(candidates, key=lambda r: r["valid_nmse"])
+    for h, best in chosen.items():
         model = build(best)
         model.load_state_dict(best["state"])
         x, _, positions = task.sample_synthetic(ATTENTION_EXAMPLES, seq_len, args.D,
@@ -188,7 +241,6 @@ def mechanism(results, args, build, specialisation):
                 model, seq_len, args.D, SPECIALISATION_SEQUENCES,
                 args.seed + SPECIALISATION_SEED_OFFSET, best["directions"]).tolist(),
             "examples": {"attention": weights.tolist(), "positions": positions.tolist()}}
-    directions = results[0]["directions"]
     a = task.task_directions(args.D, kind=directions)                       # a_i, [D, d]
     unit = a / a.norm(dim=1, keepdim=True)
     _, _, positions = task.sample_synthetic(SPECIALISATION_SEQUENCES, seq_len, args.D,

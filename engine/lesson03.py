@@ -135,3 +135,13 @@ def report_lower_bound(result):
     for name, entry in result["lower_bound"].items():
         print(f"   {name:<14}" + "  ".join(f"T={T}: {k:.2f}" for T, k in entry["k"].items())
               + f"   k > 0 from T = {entry['first_nonvacuous_T']}")
+
+
+MAX_CONSTRUCTION_T = 4096   # the longest sequence of the hand-built model
+
+
+def refusals(args):
+    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    longest = max(args.construction_T)
+    return [("--construction-T", longest <= MAX_CONSTRUCTION_T,
+             f"at most {MAX_CONSTRUCTION_T}, got {longest}", None)]

@@ -196,3 +196,16 @@ def report_costs(result, D):
               f"(dense {row['ffn_parameters_dense']:.1e})   h = D: "
               f"{row['h_equals_D_attention_parameters']} attention weights, "
               f"beta {row['h_equals_D_beta']:.0f}")
+
+
+MAX_CONSTRUCTION_T = 512    # the memorising embedding is T d wide and its attention (T d)^2
+MAX_T = 256                 # the longest sequence of part b
+
+
+def refusals(args):
+    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
+            ("--construction-T", max(args.construction_T) <= MAX_CONSTRUCTION_T,
+             f"at most {MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
+             f"(T*d)^2), got {max(args.construction_T)}", None),
+            ("--T", max(args.T) <= MAX_T, f"at most {MAX_T}, got {max(args.T)}", None)]

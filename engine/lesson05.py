@@ -1,6 +1,6 @@
-"""Lesson 05's apparatus: part a's figure and printout, part b's sweep, summary, figure and
+"""Lesson 05's apparatus: its refusals, part a's figure and printout, part b's sweep, figure and
 printout, and the figures and printouts of its studies 05a and 05b (which train through the
-same sweep and summary).
+same sweep, and summarise with the lesson's functions).
 
 The lemma, the target, the head and its training are the lesson's, the oracle and the confound
 target 05a's; their functions come in as arguments, so this module never imports either."""
@@ -10,6 +10,26 @@ import matplotlib.pyplot as plt
 
 import helpers
 import plumbing
+
+
+MAX_L = 4096        # the longest trained sequence
+
+
+def refusals(args, dim, n_match):
+    """[(flag, accepted, why not, smallest accepted)] of lesson 05's flags, for tokens of
+    dimension dim with n_match matches; checked by plumbing.config."""
+    r, dims = args.match_rank, args.head_dims
+    return [
+        ("--match-rank", r < dim, f"below the token dimension {dim}, got {r}", None),
+        ("--head-dims", sorted(set(dims)) == dims and len(dims) >= 2,
+         "give at least two, increasing, e.g. 1,4", "1,2"),
+        ("--head-dims", max(dims) <= dim, f"each at most {dim}, got {max(dims)}", None),
+        ("--head-dims", r in dims[1:], f"the gain E(d_min) - E(r) needs r = --match-rank = {r} "
+         "after the first", f"1,{r}" if r > 1 else "--match-rank 2"),
+        ("--L", min(args.L) >= n_match + 2, "the query, its matches and one more token",
+         n_match + 2),
+        ("--L", max(args.L) <= MAX_L, f"at most {MAX_L}", None),
+        ("--seeds", args.seeds >= 2, "an interval over seeds needs two", 2)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -70,43 +90,6 @@ def sweep(runs, workers, train, group):
                               cost=lambda run: run["L"] * run["steps"], group=group)
 
 
-def gain_change(results, cap, lengths, small, large):
-    """Per seed: gain(L_max) - gain(L_min), gain = E(small) - E(large); a paired difference
-    (helpers.paired_difference) whose verdict is "shrinks", "grows" or "no clear difference"."""
-    def gains(L):
-        return [a - b for a, b in zip(*(helpers.by_seed(results, "valid_nmse", cap=cap, L=L,
-                                                        head_dim=d) for d in (small, large)))]
-    per_seed = [late - early for early, late in zip(gains(lengths[0]), gains(lengths[-1]))]
-    return helpers.paired_difference(per_seed, below="shrinks", above="grows")
-
-
-def summarise_model_side(results, args):
-    """{"model_side": ...} of part b's trained runs: per kind (free, capped B) the errors,
-    gains and gain changes, and the capped-minus-free change."""
-    small, rank = args.head_dims[0], args.match_rank
-
-    def per_kind(measure):  # {"free": measure(None), "capped": {"2": measure(2.0), ...}}
-        return {"free": measure(None), "capped": {f"{B:g}": measure(B) for B in args.caps}}
-
-    def errors(cap):        # {L: {d: seed_stats of E(d)}}
-        return {str(L): {str(d): helpers.seed_stats(helpers.by_seed(
-            results, "valid_nmse", cap=cap, L=L, head_dim=d)) for d in args.head_dims}
-            for L in args.L}
-
-    table = per_kind(errors)
-    changes = per_kind(lambda cap: gain_change(results, cap, args.L, small, rank))
-    difference = [c - f for c, f in zip(changes["capped"][f"{args.caps[0]:g}"]["per_seed"],
-                                        changes["free"]["per_seed"])]
-    return {"model_side": {
-        "capped": table["capped"], "free": table["free"],
-        "gain": per_kind(lambda cap: {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
-                                      for L, entry in errors(cap).items()}),
-        "gain_change": changes,
-        "capped_minus_free_change": {"B": args.caps[0], **helpers.paired_difference(
-            difference, below="capped below free", above="capped above free")},
-        "rank": rank, "smallest_head_dim": small}}
-
-
 def by_kind(entry, free="free logits", capped="capped, B = {}"):
     """{"free logits": entry["free"], "capped, B = 2": entry["capped"]["2"], ...}"""
     return {free: entry["free"], **{capped.format(B): v for B, v in entry["capped"].items()}}
@@ -155,10 +138,7 @@ def report_model_side(result):
               f"{gain[lengths[-1]]:.2f}; " + helpers.describe_difference(
                   "change", by_kind(side["gain_change"])[name]))
     both = side["capped_minus_free_change"]
-    appears = (side["gain_change"]["capped"][f"{both['B']:g}"]["verdict"] == "shrinks"
-               and side["gain_change"]["free"]["verdict"] != "shrinks" and both["ci95"][1] < 0)
-    print("   " + helpers.describe_difference(f"capped (B = {both['B']:g}) minus free", both)
-          + f": saturation {'appears only with capped logits' if appears else 'does NOT appear'}")
+    print("   " + helpers.describe_difference(f"capped (B = {both['B']:g}) minus free", both))
 
 
 # ----------------------------------------------------------------------------------------------

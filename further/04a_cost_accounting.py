@@ -80,8 +80,8 @@ def refusals(args):
     fits = size <= LEMMA9_LIMIT
     return [("--epsilons", max(args.epsilons) < 1,
              f"each must be below 1, got {max(args.epsilons)}", None),
-            ("--construction-T", max(args.construction_T) <= memo.MAX_CONSTRUCTION_T,
-             f"at most {memo.MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
+            ("--construction-T", max(args.construction_T) <= engine.MAX_CONSTRUCTION_T,
+             f"at most {engine.MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
              f"(T*d)^2), got {max(args.construction_T)}", None),
             ("--epsilons", fits, f"the Lemma 9 network for eps = {min(args.epsilons):g} at T = "
              f"{max(args.construction_T)} would have {size:.2g} parameters, over this file's "

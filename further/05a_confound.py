@@ -77,7 +77,7 @@ def refusals(args):
         ("--confound-head-dims", max(dims) <= dim,
          f"each at most the token dimension {dim}, got {max(dims)}", None),
         ("--confound-L", min(lengths) >= 2, "a softmax over one token has nothing to choose", 2),
-        ("--confound-L", max(lengths) <= saturation.MAX_L, f"at most {saturation.MAX_L}", None),
+        ("--confound-L", max(lengths) <= engine.MAX_L, f"at most {engine.MAX_L}", None),
         ("--seeds", args.seeds >= 2, "a confidence interval over seeds needs at least two", 2),
         ("--lesson-run", bool(args.replay) or "oracle" not in args.parts
          or args.lesson_run.is_file(),
@@ -264,7 +264,8 @@ def run_confound(args):
         out["gain_trained"][str(L)] = trained[str(low)]["mean"] - trained[str(high)]["mean"]
         out["gain_oracle"][str(L)] = out["oracle"][str(L)][str(low)] - out["oracle"][str(L)][
             str(high)]
-    out["gain_change_trained"] = engine.gain_change(results, args.cap, args.confound_L, low, high)
+    out["gain_change_trained"] = saturation.gain_change(results, args.cap, args.confound_L, low,
+                                                        high)
     return {"confound": out}
 
 

@@ -112,7 +112,7 @@ def run_low_rank(args):
     runs = [dict(run, truncate=run["cap"] is None and run["head_dim"] == args.head_dims[-1])
             for run in saturation.model_side_runs(args)]
     results = engine.sweep(runs, args.workers, train_and_probe, engine.kind_of)
-    numbers = engine.summarise_model_side(results, args)
+    numbers = saturation.summarise_model_side(results, args)
     numbers["model_side"]["logit_spread"] = {
         "free": logit_spread(results, args, None),
         "capped": {f"{B:g}": logit_spread(results, args, B) for B in args.caps}}
