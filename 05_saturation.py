@@ -108,7 +108,7 @@ def entropy_bound(B, seq_len):
     return max(0.0, 1 - 2 * B / math.log(seq_len)) if seq_len > 1 else 1.0
 
 
-# %% tags=["apparatus"]
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__" and "a" in args.parts:
     lemma = run.record({"lemma": [lemma_extremes(B, L, LEMMA_DRAWS, args.seed)
                                   for B in LEMMA_BOUNDS for L in LEMMA_L]})

@@ -66,6 +66,23 @@ def test_committed_notebook_matches_its_script(script):
         f"notebooks/{script.stem}.ipynb differs from {script.name}; regenerate it (README)")
 
 
+@pytest.mark.parametrize("script", conftest.LESSONS, ids=lambda path: path.stem)
+def test_a_lessons_first_screen_is_its_idea_and_its_settings(script):
+    """The title and one paragraph; the imports and the parse's machinery, folded; then the
+    settings rows with the one call that parses them. Every apparatus cell is folded."""
+    notebook = jupytext.read(script)
+    first, apparatus, settings = notebook.cells[:3]
+    assert first.cell_type == "markdown" and first.source.startswith("# 0")
+    assert first.source.count("\n\n") == 1, "the title, then one paragraph"
+    assert apparatus.cell_type == "code" and "import" in apparatus.source
+    assert "def config(" in apparatus.source and "def config(" not in settings.source
+    assert "SETTINGS = {" in settings.source and "args = config()" in settings.source
+    assert "def refusals" not in settings.source
+    for cell in notebook.cells:
+        folded = cell.metadata.get("jupyter", {}).get("source_hidden", False)
+        assert folded == ("apparatus" in cell.metadata.get("tags", [])), cell.source[:60]
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
 def test_each_figure_is_shown_in_the_cell_of_its_part(script):
     """Every code cell that draws a figure (run.figure) shows it there, as an image; the text
