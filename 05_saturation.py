@@ -126,30 +126,21 @@ if __name__ == "__main__" and "a" in args.parts:
 # %% [markdown]
 # ## b. Saturation on a target that stays hard
 #
-# The claim is about the *model*: with bounded logits its attention cannot concentrate on a few
-# tokens of a long sequence, so a larger head dimension — which only sharpens *which* tokens
-# score high — stops paying. To test that, the target must not itself get easier as $L$ grows
-# (the study 05a shows one that does). The protocol is ours **[inferred]**: the paper's
-# experiment (Section 6) is not in our sources.
+# With bounded logits attention cannot concentrate on a few tokens of a long sequence, so a larger
+# head dimension, which only sharpens *which* tokens score high, stops paying. The target must not
+# itself get easier as $L$ grows (study 05a shows one that does). The protocol is ours
+# **[inferred]**: the paper's experiment is not in our sources.
 #
-# **The target.** After the same group's earlier work (Jiang & Li 2024, [related]): the last
-# token $x_q = x_L$ is the query and
+# **The target** (after Jiang & Li 2024, [related]): the last token $x_q = x_L$ is the query and
 #
 # $$y = \sum_{s=1}^{L} \mathrm{softmax}_s\big(x_q^\top M x_s\big)\, w^\top x_s .$$
 #
-# Each token is $x_s = [k_s \,|\, v_s]$: a key $k_s$ on the unit sphere of $\mathbb{R}^r$ and a
-# value part $v_s \sim \mathcal N(0, I_{p-r})$; the query has a random key and no value. In
-# every sequence `N_MATCH` = 2 other tokens receive a copy of the query's key. The target
-# attends with $M = \beta_L \begin{pmatrix} I_r & 0\\ 0 & 0 \end{pmatrix}$, i.e. logits
-# $\beta_L\, k_q^\top k_s$ (1 for a match, about $\pm 1/\sqrt r$ for the rest), with
-# $\beta_L = 3 \log L$ so that the matches keep the same share of the attention at every $L$
-# (study 05a measures the share),
-# and reads $w^\top x_s$ with $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$ [inferred: our protocol].
-#
-# Why it stays hard: $E[y \mid x_q] = 0$ (the values are independent of the query), so the head
-# must *find* the matches. A head of dimension $d < r$ sees a match in only $d$ of the $r$ key
-# directions, where more distractors come close as $L$ grows. A free head of dimension $r$
-# represents the target exactly at every $L$; a capped one cannot concentrate on 2 of $L$ tokens
+# Each token is $x_s = [k_s \,|\, v_s]$, a key on the unit sphere of $\mathbb{R}^r$ and a value
+# $v_s \sim \mathcal N(0, I_{p-r})$; `N_MATCH` = 2 tokens copy the query's key. The logits are
+# $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep their share of the
+# attention at every $L$ (study 05a measures it), and $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$.
+# $E[y \mid x_q] = 0$, so the head must *find* the matches: a free head of dimension $r$
+# represents the target exactly at every $L$, a capped one cannot concentrate on 2 of $L$ tokens
 # once $L \gg 2e^{2B}$.
 
 # %%
