@@ -266,14 +266,12 @@ if __name__ == "__main__":
 # | the synthetic task (§6.1): $y = \sum_i \max_t a_i^\top x(t)$ with "fixed" $a_i$ | none: the $a_i$ are not given | Gaussian draws, lengths 1.03, 0.82, 1.24, 1.80 (`gaussian`) | the reading is ours, chosen by 02b on the cells it is scored on |
 # | Var(y) shrinks with T, so NMSE (§6.1) | none | Var(y) 3.701 (T = 8) → 1.311 (T = 512), 20,000 samples | — |
 #
-# The task is what the rest of the course trains on; nothing here tests a number of the paper,
-# which gives none for these steps. The three readings of the $a_i$ are what `--directions`
-# changes here and in study 02d; lessons 02–04 train on the default reading.
+# The paper gives no number for these steps; lessons 02–04 train on the default reading of the
+# $a_i$, and `--directions` changes it here and in study 02d.
 
 # %% [markdown]
 # ## Going further
 #
-# [01a · density](01a_density.ipynb) (`further/01a_density.py`): Theorem 1's proof that sums of
-# retrieval tasks approximate any continuous function, run numerically — every token recovered
-# from min-over-subset features. The reading of the $a_i$ was chosen by
-# [02b · the directions study](02b_directions_study.ipynb) (`further/02b_directions_study.py`).
+# [01a · density](01a_density.ipynb): Theorem 1's proof that sums of retrieval tasks approximate
+# any continuous function, run numerically. The reading of the $a_i$ was chosen by
+# [02b · the directions study](02b_directions_study.ipynb).

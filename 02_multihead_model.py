@@ -63,12 +63,10 @@ if __name__ == "__main__":
 #   W_{V,i}\hat x(t), \qquad W_{Q,i}, W_{K,i}, W_{V,i} \in \mathbb{R}^{n \times E},$$
 #
 # and $W_O \in \mathbb{R}^{E\times E}$ mixes the concatenated heads; $\sigma$ is the softmax over
-# $t$ with scale $\beta$ (eq. 5; $\beta = 1$, nothing capping the logits). Two identities make the
-# code fast without changing the maths: the score is a bilinear form, $(W_{Q,i}\hat c_0)^\top
-# W_{K,i}\hat x(t) = (W_{K,i}^\top W_{Q,i}\hat c_0)^\top \hat x(t)$, so each head needs one
-# direction in token space instead of a key per token; and $W_{V,i}$ is linear, so we average the
-# tokens first and project once. `tests/test_02_multihead_model.py` checks the layer against a
-# literal loop over heads and tokens. Lessons 03 and 04 reuse this layer.
+# $t$ with scale $\beta$ (eq. 5; $\beta = 1$, nothing capping the logits). The code scores each
+# token against one direction $W_{K,i}^\top W_{Q,i}\hat c_0$ per head and averages the tokens
+# before applying $W_{V,i}$: the same maths, checked against a literal loop in the tests.
+# Lessons 03 and 04 reuse this layer.
 
 # %%
 class AttentionLayer(nn.Module):
@@ -243,20 +241,17 @@ if __name__ == "__main__" and "sweep" in args.parts:
 # the mean falls 13×, 13×, 2.3× from $h = 3$ to 4 at $T = 8, 32, 128$ [paper: Table 2's mean
 # 11×, 19×, 302×], the minimum 12×, 14×, 9.0× — at $T = 128$ one of the two $h = 4$ seeds
 # stopped at 1.1e-2, the other at 1.6e-3. Below $D$ the error grows with $T$ (the $h = 3$ means
-# 5.8e-3, 1.1e-2, 1.5e-2). Two seeds give no interval. Each head below $D$ buys less than in the
-# paper, and our minima at $h = 4$ lie far above Table 3's: RESULTS.md sets every cell beside
+# 5.8e-3, 1.1e-2, 1.5e-2). Two seeds give no interval. RESULTS.md sets every cell beside
 # Tables 2 and 3.
 
 # %% [markdown]
 # ## Where each head looks
 #
-# Theorem 2(1)'s construction (built by hand in lesson 03) gives each of $h = D$ heads one $a_i$:
-# the head attends to the token that maximises $a_i^\top x(t)$. Do trained heads divide the work
-# the same way? For the best $h = D - 1$ and $h = D$ models at the middle $T$: each head's CLS
-# attention on two sequences, and its mean attention on each $a_i$'s arg-max token over 500 fresh
-# sequences (an $h \times D$ matrix; near 1: the head is that $a_i$'s own). Lesson 01's $a_i$ are
-# not orthogonal: two close $a_i$ often share their arg-max token, and one head can serve both;
-# the printout gives the closest pairs' cosines and how often their tokens coincide.
+# Theorem 2(1)'s construction (lesson 03) gives each of $h = D$ heads one $a_i$: the head attends
+# to the token that maximises $a_i^\top x(t)$. Do trained heads divide the work the same way? For
+# the best $h = D - 1$ and $h = D$ models at the middle $T$: each head's attention on two
+# sequences, and its mean attention on each $a_i$'s arg-max token over 500 fresh sequences (near
+# 1: the head is that $a_i$'s own).
 
 # %%
 @torch.no_grad()
@@ -290,12 +285,10 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw** (the default run, $T = 32$). With $h = 4$ each $a_i$ has a head putting 0.81–0.91
 # of its attention on $a_i$'s arg-max token, but not one head per $a_i$: heads 3 and 4 both
-# attend to $a_1$'s and $a_4$'s tokens, heads 1 and 2 to $a_2$'s and $a_3$'s. Those are the
-# closest pairs of lesson 01's $a_i$ (cosines 0.91 and 0.78), whose arg-max tokens are often
-# the same token, so a head looking for one often finds the other. With $h = 3$ one head splits
-# its attention between $a_2$'s and $a_3$'s tokens (0.32 and 0.37) — a collision of the kind
-# Theorem 2(2)'s proof relies on (the bound itself says nothing at these sizes: lesson 03). The
-# paper gives no attention values to compare with.
+# attend to $a_1$'s and $a_4$'s tokens, heads 1 and 2 to $a_2$'s and $a_3$'s — the closest pairs
+# of lesson 01's $a_i$ (cosines 0.91 and 0.78), whose arg-max tokens often coincide. With $h = 3$
+# one head splits its attention between $a_2$'s and $a_3$'s tokens (0.32 and 0.37), a collision
+# of the kind Theorem 2(2)'s proof relies on. The paper gives no attention values.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -306,27 +299,18 @@ if __name__ == "__main__":
 # | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ | every mean at $h = 1, 2, 3$ |
 # | one head per retrieved token (Theorem 2(1)'s construction) | no attention values | 0.81–0.91 of a head's attention on each $a_i$'s token; close $a_i$ share heads |
 #
-# The knee sits where the paper puts it, and the $h = D$ heads divide the $a_i$ among themselves.
-# At 2,000 steps our errors at and above the knee are higher than the paper's (RESULTS.md, §02,
-# sets each head's ratio to Tables 2 and 3), so our drops are smaller. At $T = 8$ most of that gap
-# is the training budget: trained until the error stops falling (study 02e; 3 seeds), our $h = 4$
-# minimum reaches Table 3's level; at $T = 32$ it is still falling at 50,000 steps.
+# Our drops are smaller because at 2,000 steps our errors at and above the knee lie above the
+# paper's; at $T = 8$ that gap is the training budget (study 02e).
 
 # %% [markdown]
 # ## Going further
 #
-# - [02a · The recipe study](02a_recipe_study.ipynb) (`further/02a_recipe_study.py`): what 5× the
-#   steps, a larger batch and the best checkpoint change.
-# - [02b · The directions study](02b_directions_study.ipynb) (`further/02b_directions_study.py`):
-#   which reading of the fixed $a_i$ comes closest to Tables 2 and 3.
-# - [02c · The seed count](02c_seed_count.ipynb) (`further/02c_seed_count.py`): how much of the
-#   gap to Table 3's minima the number of seeds explains.
-# - [02d · Variants, the paper's grid and the reversal score](02d_variants.ipynb)
-#   (`further/02d_variants.py`): a fixed width $E$, $D = 3$ and two layers (Tables 3–5), the
-#   `--full` grid, and $R(h)$ of §6.2.
-# - [02e · The training budget](02e_training_budget.ipynb) (`further/02e_training_budget.py`):
-#   a recipe search, then $h = 3, 4, 5$ trained until the error stops falling, beside Tables 2
-#   and 3: at $T = 8$ the $h = 4$ error is not shown to fall after 20,000 steps, at 200,000 its
-#   minimum is at Table 3's level, and each head below $D$ buys less than in Table 2; at
-#   $T = 32$ it still falls at 50,000 steps. With that recipe the paper's 20,000-step grid
-#   (RESULTS.md) has a knee 145–200× deep at $T = 8, 16, 32$.
+# - [02a · The recipe study](02a_recipe_study.ipynb): more steps, a larger batch, the best
+#   checkpoint.
+# - [02b · The directions study](02b_directions_study.ipynb): which reading of the $a_i$ comes
+#   closest to Tables 2 and 3.
+# - [02c · The seed count](02c_seed_count.ipynb): the seeds' part in the gap to Table 3.
+# - [02d · Variants](02d_variants.ipynb): a fixed width, $D = 3$, two layers (Tables 3–5), the
+#   paper's grid, and §6.2's reversal score.
+# - [02e · The training budget](02e_training_budget.ipynb): trained until the error stops
+#   falling, the $h = 4$ minimum reaches Table 3's level at $T = 8$.

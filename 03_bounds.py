@@ -250,17 +250,13 @@ if __name__ == "__main__":
 # | Thm 2(1): h = D heads retrieve each $z_i$ within $(\lvert S_i\rvert - 1)/(e\beta) + T e^{-\beta}$ | the bound (a worst case over inputs) | worst error over 500 sequences within it at every T = 8 … 1024, β = 1 … 1000; T = 1024, β = 100: 1.3e-2 against 9.4e-1 | our position gate is −2, not −1 (the paper's leaves a tie) |
 # | Thm 2(2): with s < D heads at least $1/\varepsilon^k$ parameters, k linear in T | k by its formula; no value at the paper's sizes | s = 3, D = 4, n = 8: k = −0.07 at T = 128, positive from T = 137; s = 2: 0.42, s = 1: 1.8 at T = 128 | none in k; at the paper's T ≤ 128 the bound is vacuous for h = D − 1, not for h = 1, 2 |
 #
-# The hand-built layer meets its bound by a wide margin at long T, and its error falls like 1/β.
-# The lower bound is the reason for "h ≥ D", but at the lengths the paper trains it is vacuous for
-# three heads: the drop at h = D that lesson 02 sees is an observation the theorem does not force
-# there.
+# The drop at h = D that lesson 02 sees is thus an observation the lower bound does not force at
+# the paper's lengths.
 
 # %% [markdown]
 # ## Going further
 #
-# - [03a · error against parameters, trained (Fig. 1b)](03a_params_vs_error.ipynb)
-#   (`further/03a_params_vs_error.py`): lesson 02's model with its MLP width swept, h = 3 and 4,
-#   the slope of log NMSE against log parameters beside the paper's figure.
-# - [03b · Corollary 1, the intrinsic dimension is unique](03b_uniqueness.ipynb)
-#   (`further/03b_uniqueness.py`): the two bounds set against each other, and where they
-#   contradict beside the paper's sufficient condition.
+# - [03a · error against parameters, trained (Fig. 1b)](03a_params_vs_error.ipynb): the slope of
+#   log NMSE against log parameters for h = 3 and 4.
+# - [03b · Corollary 1, the intrinsic dimension is unique](03b_uniqueness.ipynb): the two bounds
+#   set against each other.

@@ -237,17 +237,12 @@ if __name__ == "__main__":
 # | Remark B.1.1 (Fig. 3): memorising generalises worse at short T, is infeasible at long T | no number | min validation NMSE 8.0e-3 at T = 4 (below one head's 1.7e-2), 1.6 at T = 64 (2 seeds, no interval) | — |
 # | the h = D route, trained (Table 3, min over seeds) | 1.3e-6 (T = 8) … 3.5e-7 (T = 64) | 1.6e-4 … 4.7e-4 | 118–1,354× above, and growing with T, at 3,000 steps and 2 seeds |
 #
-# The construction works exactly as the proof says: one head of dimension T·d holds the whole
-# sequence. Trained (2 seeds), memorising is below one ordinary head at T = 4 and above it on
-# held-out data from T = 8.
+# Trained (2 seeds), memorising is below one ordinary head at T = 4 and above it on held-out data
+# from T = 8.
 
 # %% [markdown]
 # ## Going further
 #
-# - [04a · What the FFN pays](04a_cost_accounting.ipynb) (`further/04a_cost_accounting.py`):
-#   Lemma 9's ReLU max network, the assembled single-head model that solves lesson 03's task within
-#   ε without training, and what each route costs: FFN weights growing like T/ε for memorising,
-#   a softmax scale β for lesson 03's h = D layer.
-#
-# The h = D layer this file compares against is lesson 03's, and lesson 02 trains the h = D model at
-# more lengths.
+# - [04a · What the FFN pays](04a_cost_accounting.ipynb): Lemma 9's ReLU max network, the
+#   assembled single-head model, and what each route costs (FFN weights growing like T/ε for
+#   memorising, a softmax scale β for lesson 03's h = D layer).

@@ -72,12 +72,9 @@ if __name__ == "__main__":
 #
 # No token holds more than $e^{2B}$ times its uniform share: $k$ relevant tokens receive at most
 # $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
-# The extremes are one logit at $+B$ and the rest at $-B$ (the largest $p_i$), and one at $-B$
-# with the rest at $+B$ (the smallest). The logits are those of lessons 05–07
-# (`helpers.attention_logits`; lessons 02–04 use paper A's $\beta = 1$ instead of $1/\sqrt d$):
-# $s = (W_Q x_q)^\top (W_K x_s)/\sqrt d$, and "bounded" means
-# $|s| \le B$, enforced as $B\tanh(s/B)$. The code measures both sides on the extremes and on
-# random logits:
+# Lessons 05–07 scale logits by $1/\sqrt d$ (`helpers.attention_logits`; 02–04 use paper A's
+# $\beta = 1$), and "bounded" means $|s| \le B$, enforced as $B\tanh(s/B)$. The code measures
+# both sides on the extremes (one logit at $\pm B$, the rest at $\mp B$) and on random logits:
 
 # %%
 LEMMA_BOUNDS = (0.5, 1.0, 2.0)             # part a's logit bounds B
@@ -120,16 +117,15 @@ if __name__ == "__main__" and "a" in args.parts:
 # and 200 random draws each). The worst case approaches its bound as $L$ grows: with $B = 2$,
 # $L \max p$ = 12.6 at $L = 16$ and 53.9 at $L = 4096$, against $e^{2B} = 54.6$; the normalised
 # entropy of random logits rises from 0.84 to 0.94, above its floor $1 - 2B/\log L$ (0.00 and
-# 0.52). The paper states no number here: the lemma is the standard fact its Theorem 5.1 is
-# said to rest on ("bounded logits").
+# 0.52). The paper states no number here.
 
 # %% [markdown]
 # ## b. Saturation on a target that stays hard
 #
 # With bounded logits attention cannot concentrate on a few tokens of a long sequence, so a larger
-# head dimension, which only sharpens *which* tokens score high, stops paying. The target must not
-# itself get easier as $L$ grows (study 05a shows one that does). The protocol is ours
-# **[inferred]**: the paper's experiment is not in our sources.
+# head dimension, which only sharpens *which* tokens score high, stops paying. The protocol is
+# ours **[inferred]**, on a target that does not get easier as $L$ grows (study 05a shows one
+# that does).
 #
 # **The target** (after Jiang & Li 2024, [related]): the last token $x_q = x_L$ is the query and
 #
@@ -138,10 +134,9 @@ if __name__ == "__main__" and "a" in args.parts:
 # Each token is $x_s = [k_s \,|\, v_s]$, a key on the unit sphere of $\mathbb{R}^r$ and a value
 # $v_s \sim \mathcal N(0, I_{p-r})$; `N_MATCH` = 2 tokens copy the query's key. The logits are
 # $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep their share of the
-# attention at every $L$ (study 05a measures it), and $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$.
-# $E[y \mid x_q] = 0$, so the head must *find* the matches: a free head of dimension $r$
-# represents the target exactly at every $L$, a capped one cannot concentrate on 2 of $L$ tokens
-# once $L \gg 2e^{2B}$.
+# attention at every $L$, and $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$. A free head of dimension
+# $r$ represents the target exactly at every $L$; a capped one cannot concentrate on 2 of $L$
+# tokens once $L \gg 2e^{2B}$.
 
 # %%
 SHARPNESS = 3.0     # the target's logit scale is SHARPNESS * log L
@@ -204,9 +199,8 @@ class SingleHead(nn.Module):
 
 
 # %% [markdown]
-# **Training** one head: the one regression loop of helpers (`helpers.train_regression`) on
-# mean squared error, validated on held-out sequences. Every run — (L, d, cap, seed) — seeds
-# itself, and one seed's runs share their data and batch order, so they pair across $d$.
+# **Training**: `helpers.train_regression`. One seed's runs share their data and batch order,
+# so they pair across $d$.
 
 # %%
 BATCH_SIZE = 128    # sequences per training step
@@ -333,27 +327,21 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Summary beside the paper
 #
-# Paper B's body is not among our sources, so it gives no number to put beside ours; each row
-# names what it says. Ours: the committed default run (`results/05_saturation.json`: 5 seeds,
-# 1,500 steps).
+# Paper B's body is not among our sources: each row names what it says, beside our default run.
 #
 # | claim | paper | ours | where we differ |
 # |---|---|---|---|
 # | bounded logits flatten attention: $e^{-2B}/L \le p_i \le e^{2B}/L$, $H(p)/\log L \ge 1 - 2B/\log L$ | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 | the lemma is our reading of its basis |
 # | head dimension buys less on long sequences | "diminishing returns ... especially for long sequences" (abstract) | gain E(1) − E(8), L = 16 → 128: capped B = 2 0.41 → 0.09, change −0.32 [−0.34, −0.31]; free 0.75 → 0.97, +0.22 [+0.19, +0.26]; capped minus free −0.55 [−0.59, −0.50] | on this target, only when the logits are bounded |
 #
-# Head dimension buys less on long sequences **on this target only when the logits are
-# bounded**; with free logits rank matters *more* at long L. The reference run (`--full`: L up
-# to 256, d up to 16, a second cap B = 3) gives the same verdicts (RESULTS.md).
+# The `--full` run (L up to 256, d up to 16, a second cap B = 3) gives the same verdicts
+# (RESULTS.md).
 
 # %% [markdown]
 # ## Going further
 #
-# - [05a · The oracle and the confound](05a_confound.ipynb), `further/05a_confound.py`: how
-#   close the trained heads come to the best their rank allows, and a target that gets easier
-#   as L grows.
-# - [05b · Low rank after training](05b_low_rank.ipynb), `further/05b_low_rank.py`: part b's
-#   heads, their largest logits and their SVD truncation (Corollary 5.1).
-# - [06d · Does head dimension buy less at longer contexts?](06d_head_dim_context.ipynb),
-#   `further/06d_head_dim_context.py`: this part's question on trained character models, d
-#   swept at three context lengths.
+# - [05a · The oracle and the confound](05a_confound.ipynb): the best each rank allows, and a
+#   target that gets easier as L grows.
+# - [05b · Low rank after training](05b_low_rank.ipynb): the heads' SVD truncation (Corollary 5.1).
+# - [06d · Head dimension at longer contexts](06d_head_dim_context.ipynb): the same question on
+#   trained character models.

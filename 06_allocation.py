@@ -55,8 +55,8 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## A transformer whose layers each choose their heads and head dimension
 #
-# Layer $\ell$ is a pre-layer-norm block (`helpers.Block`, which lesson 07 and studies 06b–07a
-# stack too), $u \leftarrow u + \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
+# Layer $\ell$ is a pre-layer-norm block (`helpers.Block`), $u \leftarrow u +
+# \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
 # $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$, with $H_\ell$ heads of dimension $d_\ell$ and
 # the $1/\sqrt{d_\ell}$ scale. Its **attention budget** is $H_\ell d_\ell$ (its attention
 # parameters: $4 E H_\ell d_\ell$). The answer is read at the last position, so the last block
@@ -203,9 +203,8 @@ if __name__ == "__main__" and "a" in args.parts:
 # **What we saw** (2 seeds, 1,500 steps). Validation NMSE for H = 1, 4, 16: 0.732, **0.049**,
 # 0.675. The lowest error is at H = M = 4 for both seeds, 15× and 14× below the ends; a
 # hand-built oracle with nothing to train is lowest at H = M too (study 06f), so the U does not
-# come from training alone. Paper B's best H on its own 4-gram task [reviewers: 8, where its
-# Eq. (3) predicted 32] is not like for like: ours is set by our M queries (study 06b runs
-# paper B's task).
+# come from training alone. Paper B's best H [reviewers: 8, on its 4-gram task] is not like for
+# like: ours is set by our M queries (study 06b runs paper B's task).
 
 # %% [markdown]
 # ## b. Allocations that can win or lose
@@ -334,7 +333,7 @@ if __name__ == "__main__":
 # | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back −0.175 and +0.167 | the rich layer must be where the match is |
 # | later layers can be thinner (§6) | no number in our sources | one head fewer in the last layer: +0.000 and +0.005 | no clear difference; no margin was set |
 #
-# RESULTS.md gives the `--full` run (H up to 32, more seeds and steps), which keeps all three.
+# The `--full` run (RESULTS.md) keeps all three.
 
 # %% [markdown]
 # ## Going further

@@ -61,8 +61,7 @@ if __name__ == "__main__":
 # padding; 8 × 8 patches give $T = 65$ to $1025$ tokens with the CLS. A 4-layer ViT with head
 # dimension 16 (width $16h$), $h = 1 \dots 24$. Mean training accuracy rises with $h$ at every
 # $T$ ([paper: 47.8, 59.7, 75.5 and 95.1 %] for $h = 1, 2, 4, 8$ at $T = 65$); its fall with
-# $T$, steep for few heads, is gone from $h \approx 10$ on. The paper reads training accuracy as
-# expressivity.
+# $T$, steep for few heads, is gone from $h \approx 10$ on.
 #
 # **Ours**: a digit at a random place in a 16 × 16 frame, 2 × 2 patches: $T = 64$ + CLS = 65
 # tokens, the paper's shortest sequence; two layers, $d = 8$, 400 steps. **Against the claim**:
@@ -70,9 +69,8 @@ if __name__ == "__main__":
 #
 # ### The data: a digit at a random place
 #
-# A digit (side $s_0 = 8$) sits at a random offset in a side × side frame; each frame pixel
-# copies the nearest digit pixel. The offset is drawn afresh each time a digit is drawn: at a
-# fixed placement every model simply memorises 1,500 images.
+# A digit (side $s_0 = 8$) sits at a random offset in a side × side frame whose pixels copy the
+# nearest digit pixel, drawn afresh each time (at a fixed placement every model memorises).
 
 # %%
 def place(images, side, offsets):
@@ -145,9 +143,8 @@ class VisionTransformer(nn.Module):
 # %% [markdown]
 # ### Training with a fresh placement at every step
 #
-# `helpers.fit` (AdamW, warm-up and cosine); each step draws its images (indices drawn once) at
-# fresh offsets. Accuracy: every image at a new placement, seeded alike for every model. The runs
-# of one seed share weights' seed, batches and placements across $h$: a paired comparison.
+# `helpers.fit` (AdamW, warm-up and cosine); each step draws its images at fresh offsets. The
+# runs of one seed share weights' seed, batches and placements across $h$, so they pair.
 
 # %%
 TRAIN_PLACEMENT_SEED, VALID_PLACEMENT_SEED = 1, 2  # the new placements images are scored at
@@ -218,8 +215,8 @@ if __name__ == "__main__" and "fixed-head-dim" in args.parts:
 
 # %% [markdown]
 # **What we saw** (2 seeds, 400 steps): mean training accuracy at $T = 64$ + CLS rises from
-# 0.311 (h = 1) through 0.386 and 0.520 to 0.612 (h = 8), but h = 8 − h = 1, +0.301 [−0.237,
-# +0.839], is not separated from 0 with two seeds; the reference run below answers it.
+# 0.311 (h = 1) through 0.386 and 0.520 to 0.612 (h = 8), a gain of +0.301; two seeds give no
+# useful interval (the printed one spans more than the gain), so the reference run below decides.
 
 # %% [markdown]
 # ## Part b: a fixed width, the control the paper lacks on images
@@ -230,8 +227,7 @@ if __name__ == "__main__" and "fixed-head-dim" in args.parts:
 # $h$ has the same parameters (tested), so a rise is the head count's. **Against it**: flat
 # accuracy in $h$ (narrow heads at $h = 8$, $d = 4$, and few seeds could hide an effect
 # [inferred]). Per seed, the protocol's gain minus this sweep's (`gain_difference`) is the part
-# of the rise the width brings. The shape in both sweeps is read from part a, not trained again;
-# the figure draws part a's means dashed.
+# of the rise the width brings. The figure draws part a's means dashed.
 
 # %%
 def fixed_width_shapes(args):
@@ -247,8 +243,8 @@ if __name__ == "__main__" and "fixed-width" in args.parts:
 
 # %% [markdown]
 # **What we saw.** At width 32 (27818 parameters for every $h$): 0.431 (h = 1), 0.511, 0.520,
-# 0.596 (h = 8); h = 8 − h = 1: +0.165 [−1.008, +1.338]; the width's part: +0.136 [−1.575,
-# +1.847] — neither separated from 0 with two seeds.
+# 0.596 (h = 8); h = 8 − h = 1: +0.165; the width's part: +0.136 — two seeds again give no
+# useful interval.
 #
 # ## The reference run
 #
@@ -272,11 +268,10 @@ if __name__ == "__main__":
 # **+0.141 [+0.113, +0.169]**: at equal parameters more heads still fit the training digits
 # better; the width's part, **+0.140 [+0.096, +0.184]**, is about half of the protocol's rise.
 # At $T = 16$ (the digit fills its frame) almost every training digit fits (0.978 at h = 1, 1.000
-# from h = 2; the protocol's +0.022 [+0.015, +0.030] is all width): the placement in a larger
-# frame makes the task hard. Held-out digits rise with $h$
-# too (0.538 → 0.787 at $T = 64$), while the paper's validation accuracy peaks near $h = 8$–14
-# [paper: Table 9]. Training accuracy after a fixed number of steps measures expressivity and
-# ease of optimisation together; we cannot tell them apart here.
+# from h = 2): the larger frame makes the task hard. Held-out digits rise with $h$ too (0.538 →
+# 0.787 at $T = 64$), while the paper's validation accuracy peaks near $h = 8$–14 [paper:
+# Table 9]. Training accuracy after a fixed number of steps measures expressivity and ease of
+# optimisation together; we cannot tell them apart here.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -285,19 +280,15 @@ if __name__ == "__main__":
 #
 # | claim | paper A (CIFAR-10, Table 8) | ours (digits) |
 # |---|---|---|
-# | more heads fit better, $d$ fixed | $T = 65$: 47.8 → 95.1 % from $h = 1$ to 8 | default: +0.301 [−0.237, +0.839]; `--full`: 0.545 → 0.825, +0.281 [+0.231, +0.331] |
+# | more heads fit better, $d$ fixed | $T = 65$: 47.8 → 95.1 % from $h = 1$ to 8 | default (2 seeds): +0.301; `--full`: 0.545 → 0.825, +0.281 [+0.231, +0.331] |
 # | … and it is the head count, not the width | not tested on images | width 32, `--full`: +0.141 [+0.113, +0.169]; the width's part +0.140 [+0.096, +0.184] |
-#
-# On digits at a random place the paper's protocol gives its rise with $h$, and half of it
-# stays at a fixed width: more heads fit the training digits better, beyond the width they bring.
 #
 # ## Going further
 #
-# - [07a · Text retrieval and paper A's law](07a_text_retrieval.ipynb)
-#   (`further/07a_text_retrieval.py`): both sweeps on retrieval among hard negatives (Table 6),
-#   and the law paper A fits to it.
-# - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb) (`further/07b_cifar10.py`): these
-#   sweeps on CIFAR-10, up to the paper's grid (a download and a GPU; not run here).
+# - [07a · Text retrieval and paper A's law](07a_text_retrieval.ipynb): both sweeps on
+#   retrieval among hard negatives (Table 6).
+# - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb): these sweeps on CIFAR-10, up to the
+#   paper's grid (a download and a GPU; not run here).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
