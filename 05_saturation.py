@@ -4,8 +4,8 @@
 # Paper B (*Allocation of Parameters in Transformers*, arXiv 2510.03784), Section 5 (Theorem 5.1):
 # with bounded logits, a larger head dimension gives "diminishing returns ... especially for long
 # sequences". **Its body is not among our sources**; what goes beyond its abstract and reviews is
-# ours, marked **[inferred]**. Part a proves the bounded-logit lemma; part b trains one head on a
-# target that stays as hard as $L$ grows, with its logits capped and free.
+# ours, marked **[inferred]**. We state the bounded-logit lemma, then train one head on a target
+# that stays as hard as $L$ grows, with its logits capped and free.
 # `python 05_saturation.py` (1 min 7 s on 2 cores)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
@@ -37,90 +37,44 @@ def refusals(args):
 
 # %%
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, "part: what it sets"), a flag each
+    # name: Setting(default, --quick, --full, type, what it sets)
     "L": Setting([16, 32, 64, 128], [16, 32], [16, 32, 64, 128, 256], int_list,
-                 "b: sequence lengths"),
+                 "sequence lengths"),
     "head_dims": Setting([1, 8], [1, 4], [1, 2, 4, 8, 16], int_list,
-                         "b: head dimensions d, increasing, with --match-rank among them"),
+                         "head dimensions d, increasing, with --match-rank among them"),
     "caps": Setting([2.0], ..., [2.0, 3.0], float_list,
-                    "b: logit bounds B of the capped heads, e.g. 2 or 2,3"),
-    "match_rank": Setting(8, 4, 8, positive_int, "b: key dimension r of the content match"),
+                    "logit bounds B of the capped heads, e.g. 2 or 2,3"),
+    "match_rank": Setting(8, 4, 8, positive_int, "key dimension r of the content match"),
     "seeds": Setting(5, 2, 5, positive_int, "seeds per configuration, paired across d"),
     "steps": Setting(1500, 200, 2500, positive_int, "training steps per run"),
     "n_train": Setting(4000, 1000, 8000, positive_int, "training sequences per L"),
     "n_valid": Setting(1000, 300, 2000, positive_int, "validation sequences per L"),
 }
-PARTS = {"a": (), "b": ()}
-DIM = 16            # b: token dimension p, r key coordinates and p - r value coordinates
-N_MATCH = 2         # b: tokens per sequence that carry the query's key
+PARTS = {"saturation": ()}  # the lesson is one part
+DIM = 16            # token dimension p, r key coordinates and p - r value coordinates
+N_MATCH = 2         # tokens per sequence that carry the query's key
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("05_saturation", args, PARTS)
 
 # %% [markdown]
-# ## a. The bounded-logit lemma
+# ## The bounded-logit lemma
 #
 # **[inferred basis of Theorem 5.1]** If every logit satisfies $|s_i| \le B$, then for the
 # softmax over $L$ tokens
 #
-# $$\frac{e^{-2B}}{L} \;\le\; p_i = \frac{e^{s_i}}{\sum_j e^{s_j}} \;\le\; \frac{e^{2B}}{L},$$
+# $$\frac{e^{-2B}}{L} \;\le\; p_i \;\le\; \frac{e^{2B}}{L}, \qquad
+#   \frac{H(p)}{\log L} \;\ge\; 1 - \frac{2B}{\log L},$$
 #
-# because the numerator lies in $[e^{-B}, e^{B}]$ and the denominator in $[Le^{-B}, Le^{B}]$.
-# Taking logs, $-\log p_i \ge \log L - 2B$ for every $i$, so for *every* logit vector
-#
-# $$\frac{H(p)}{\log L} = \frac{-\sum_i p_i \log p_i}{\log L} \;\ge\; 1 - \frac{2B}{\log L}.$$
-#
-# No token holds more than $e^{2B}$ times its uniform share: $k$ relevant tokens receive at most
+# because the numerator of $p_i = e^{s_i}/\sum_j e^{s_j}$ lies in $[e^{-B}, e^{B}]$ and the
+# denominator in $[Le^{-B}, Le^{B}]$. So $k$ relevant tokens receive at most
 # $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
 # Lessons 05–07 scale logits by $1/\sqrt d$ (`helpers.attention_logits`; 02–04 use paper A's
-# $\beta = 1$), and "bounded" means $|s| \le B$, enforced as $B\tanh(s/B)$. The code measures
-# both sides on the extremes (one logit at $\pm B$, the rest at $\mp B$) and on random logits:
-
-# %%
-LEMMA_BOUNDS = (0.5, 1.0, 2.0)             # part a's logit bounds B
-LEMMA_L = [2, 4, 16, 64, 256, 1024, 4096]  # part a's sequence lengths
-LEMMA_DRAWS = 200   # random logit vectors per (B, L), uniform in [-B, B]^L
-
-
-def lemma_extremes(B, seq_len, n_random, seed):
-    """L max p, L min p and H(p)/log L: worst cases and over n_random uniform draws in [-B, B]."""
-    generator = torch.Generator().manual_seed(seed)
-    double = torch.float64
-    random_logits = (2 * torch.rand(n_random, seq_len, generator=generator, dtype=double) - 1) * B
-    worst_high = torch.full((1, seq_len), -B, dtype=double)
-    worst_high[0, 0] = B                                                    # one at +B
-    worst_low = torch.full((1, seq_len), B, dtype=double)
-    worst_low[0, 0] = -B                                                    # one at -B
-    p = torch.cat([random_logits, worst_high, worst_low]).softmax(dim=1)    # [n_random + 2, L]
-    entropy = -(p * p.log()).sum(dim=1) / math.log(seq_len) if seq_len > 1 else torch.ones(1)
-    return {"B": B, "L": seq_len, "L_max_p": float(seq_len * p.max()),
-            "L_min_p": float(seq_len * p.min()), "upper": math.exp(2 * B),
-            "lower": math.exp(-2 * B), "min_normalised_entropy": float(entropy.min()),
-            "mean_normalised_entropy": float(entropy[:n_random].mean()),
-            "entropy_bound": entropy_bound(B, seq_len)}
-
-
-def entropy_bound(B, seq_len):
-    """The deterministic floor of H(p)/log L for logits in [-B, B]: max(0, 1 - 2B/log L)."""
-    return max(0.0, 1 - 2 * B / math.log(seq_len)) if seq_len > 1 else 1.0
-
-
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
-if __name__ == "__main__" and "a" in args.parts:
-    lemma = run.record({"lemma": [lemma_extremes(B, L, LEMMA_DRAWS, args.seed)
-                                  for B in LEMMA_BOUNDS for L in LEMMA_L]})
-    run.figure(engine.plot_lemma(lemma), "05_bounded_logits")
-    engine.report_lemma(lemma, shown=(16, 4096))
+# $\beta = 1$), and "bounded" means $|s| \le B$, enforced as $B\tanh(s/B)$. Study
+# [05c](05c_bounded_logits.ipynb) measures both bounds on worst cases and random logits.
 
 # %% [markdown]
-# **What we saw.** Both bounds held in every case (B = 0.5, 1, 2; L = 2 … 4096; the worst cases
-# and 200 random draws each). The worst case approaches its bound as $L$ grows: with $B = 2$,
-# $L \max p$ = 12.6 at $L = 16$ and 53.9 at $L = 4096$, against $e^{2B} = 54.6$; the normalised
-# entropy of random logits rises from 0.84 to 0.94, above its floor $1 - 2B/\log L$ (0.00 and
-# 0.52). The paper states no number here.
-
-# %% [markdown]
-# ## b. Saturation on a target that stays hard
+# ## Saturation on a target that stays hard
 #
 # With bounded logits attention cannot concentrate on a few tokens of a long sequence, so a larger
 # head dimension, which only sharpens *which* tokens score high, stops paying. The protocol is
@@ -155,7 +109,7 @@ def softmax_target(x, coupling, value, cap=None):
 
 
 def match_task(n, seq_len, dim, rank, n_match, sharpness, seed):
-    """x [n, L, p], coupling M [p, p] and value w [p] of the part-b target."""
+    """x [n, L, p], coupling M [p, p] and value w [p] of the target."""
     generator = torch.Generator().manual_seed(seed)
     keys = torch.randn(n, seq_len, rank, generator=generator)
     keys = keys / keys.norm(dim=-1, keepdim=True)                           # on the unit sphere
@@ -223,7 +177,7 @@ def train_head(run, x, y):
 
 
 def train_match_head(run):
-    """One part-b run: its data, then a head trained on the uncapped target (train_head's
+    """One run: its data, then a head trained on the uncapped target (train_head's
     model, validation data and numbers)."""
     x, M, value = match_task(run["n_train"] + run["n_valid"], run["L"], run["dim"],
                              run["match_rank"], run["n_match"], run["sharpness"], run["data_seed"])
@@ -231,12 +185,12 @@ def train_match_head(run):
 
 
 def match_numbers(run):
-    """The sweep's unit of part b: one run's numbers (its trained head stays in its process)."""
+    """The sweep's unit: one run's numbers (its trained head stays in its process)."""
     return train_match_head(run)[2]
 
 
 def model_side_runs(args):
-    """Part b's runs: every kind (free, then each cap B), L, d and seed."""
+    """The runs: every kind (free, then each cap B), L, d and seed."""
     return [dict(task="match", L=L, head_dim=d, cap=cap, seed=args.seed + s,
                  data_seed=args.seed + s, dim=DIM, match_rank=args.match_rank, n_match=N_MATCH,
                  sharpness=SHARPNESS, steps=args.steps, batch_size=BATCH_SIZE, lr=LR,
@@ -249,7 +203,7 @@ def model_side_runs(args):
 # The runs: every kind of head (free, then each cap $B$), $L$, $d$ and seed.
 
 # %%
-if __name__ == "__main__" and "b" in args.parts:
+if __name__ == "__main__":
     trained = engine.sweep(model_side_runs(args), args.workers, match_numbers, engine.kind_of)
 
 # %% [markdown]
@@ -275,32 +229,22 @@ def gain_change(results, cap, lengths, small, large):
 
 
 def summarise_model_side(results, args):
-    """Part b's numbers: per kind (free, capped B) E(d) over seeds, the mean gain per L and its
-    change; the capped-minus-free change (the first cap's)."""
+    """{"model_side": ...}: per kind (free, each cap B) the gain's change from the shortest to the
+    longest L, and the capped-minus-free change (the first cap's), beside the E(d) tables and
+    mean gains the figure draws (engine.error_tables)."""
     small, rank = args.head_dims[0], args.match_rank
-
-    def per_kind(measure):  # {"free": measure(None), "capped": {"2": measure(2.0), ...}}
-        return {"free": measure(None), "capped": {f"{B:g}": measure(B) for B in args.caps}}
-
-    def errors(cap):        # {L: {d: seed_stats of E(d)}}
-        return {str(L): {str(d): helpers.seed_stats(helpers.by_seed(
-            results, "valid_nmse", cap=cap, L=L, head_dim=d)) for d in args.head_dims}
-            for L in args.L}
-
-    changes = per_kind(lambda cap: gain_change(results, cap, args.L, small, rank))
-    capped, free = changes["capped"][f"{args.caps[0]:g}"], changes["free"]
-    difference = [c - f for c, f in zip(capped["per_seed"], free["per_seed"])]
+    free = gain_change(results, None, args.L, small, rank)
+    capped = {f"{B:g}": gain_change(results, B, args.L, small, rank) for B in args.caps}
+    first_cap = capped[f"{args.caps[0]:g}"]
+    difference = [c - f for c, f in zip(first_cap["per_seed"], free["per_seed"])]
     return {"model_side": {
-        **per_kind(errors),
-        "gain": per_kind(lambda cap: {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
-                                      for L, entry in errors(cap).items()}),
-        "gain_change": changes,
+        **engine.error_tables(results, args),
+        "gain_change": {"free": free, "capped": capped},
         "capped_minus_free_change": {"B": args.caps[0], **helpers.paired_difference(
-            difference, below="capped below free", above="capped above free")},
-        "rank": rank, "smallest_head_dim": small}}
+            difference, below="capped below free", above="capped above free")}}}
 
 
-if __name__ == "__main__" and "b" in args.parts:
+if __name__ == "__main__":
     model_side = run.record(summarise_model_side(trained, args))
     run.figure(engine.plot_saturation(model_side), "05_saturation")
     engine.report_model_side(model_side)
@@ -331,7 +275,7 @@ if __name__ == "__main__":
 #
 # | claim | paper | ours | where we differ |
 # |---|---|---|---|
-# | bounded logits flatten attention: $e^{-2B}/L \le p_i \le e^{2B}/L$, $H(p)/\log L \ge 1 - 2B/\log L$ | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 | the lemma is our reading of its basis |
+# | bounded logits flatten attention: $e^{-2B}/L \le p_i \le e^{2B}/L$, $H(p)/\log L \ge 1 - 2B/\log L$ | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 (study 05c, `results/05c_bounded_logits.json`) | the lemma is our reading of its basis |
 # | head dimension buys less on long sequences | "diminishing returns ... especially for long sequences" (abstract) | gain E(1) − E(8), L = 16 → 128: capped B = 2 0.41 → 0.09, change −0.32 [−0.34, −0.31]; free 0.75 → 0.97, +0.22 [+0.19, +0.26]; capped minus free −0.55 [−0.59, −0.50] | on this target, only when the logits are bounded |
 #
 # The `--full` run (L up to 256, d up to 16, a second cap B = 3) gives the same verdicts
@@ -343,5 +287,7 @@ if __name__ == "__main__":
 # - [05a · The oracle and the confound](05a_confound.ipynb): the best each rank allows, and a
 #   target that gets easier as L grows.
 # - [05b · Low rank after training](05b_low_rank.ipynb): the heads' SVD truncation (Corollary 5.1).
+# - [05c · The bounded-logit lemma, measured](05c_bounded_logits.ipynb): both bounds on worst cases
+#   and random logits, L up to 4096.
 # - [06d · Head dimension at longer contexts](06d_head_dim_context.ipynb): the same question on
 #   trained character models.

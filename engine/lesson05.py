@@ -1,9 +1,9 @@
-"""Lesson 05's apparatus: its refusals, part a's figure and printout, part b's sweep, figure and
-printout, and the figures and printouts of its studies 05a and 05b (which train through the
-same sweep, and summarise with the lesson's functions).
+"""Lesson 05's apparatus: its refusals, its sweep, figure and printout; the lemma's figure and
+printout (study 05c); and the figures and printouts of its studies 05a and 05b (which train
+through the same sweep, and summarise with the lesson's functions).
 
-The lemma, the target, the head and its training are the lesson's, the oracle and the confound
-target 05a's; their functions come in as arguments, so this module never imports either."""
+The target, the head and its training are the lesson's, the lemma 05c's, the oracle and the
+confound target 05a's; their functions come in as arguments, so this module imports none of them."""
 import statistics
 
 import matplotlib.pyplot as plt
@@ -33,7 +33,7 @@ def refusals(args, dim, n_match):
 
 
 # ----------------------------------------------------------------------------------------------
-# 05 a. The bounded-logit lemma
+# 05c · The bounded-logit lemma
 # ----------------------------------------------------------------------------------------------
 def plot_lemma(result):
     """L max p, L min p (worst cases, with the bounds) and normalised entropy against L."""
@@ -64,7 +64,7 @@ def report_lemma(result, shown):
     held = all(row["lower"] * (1 - 1e-9) <= row["L_min_p"]
                and row["L_max_p"] <= row["upper"] * (1 + 1e-9)
                and row["min_normalised_entropy"] >= row["entropy_bound"] - 1e-9 for row in rows)
-    print(f"a. e^-2B/L <= p_i <= e^2B/L and H(p)/log L >= 1 - 2B/log L in all {len(rows)} "
+    print(f"e^-2B/L <= p_i <= e^2B/L and H(p)/log L >= 1 - 2B/log L in all {len(rows)} "
           f"cases: {held}; from L = {shown[0]} to {shown[1]}:")
     for B in sorted({row["B"] for row in rows}):
         first, last = ([row for row in rows if row["B"] == B and row["L"] == L][0] for L in shown)
@@ -75,7 +75,7 @@ def report_lemma(result, shown):
 
 
 # ----------------------------------------------------------------------------------------------
-# 05 b. Saturation on a target that stays hard (and the studies that train the same heads)
+# 05 · Saturation on a target that stays hard (and the studies that train the same heads)
 # ----------------------------------------------------------------------------------------------
 def kind_of(run):
     """A run's group in the sweep's printout: "free logits" or "capped, B = 2"."""
@@ -90,13 +90,34 @@ def sweep(runs, workers, train, group):
                               cost=lambda run: run["L"] * run["steps"], group=group)
 
 
+def error_tables(results, args):
+    """What the figure and printout draw: per kind (free, each cap B) E(d) over seeds at every L
+    ({L: {d: seed_stats}}), and the mean gain E(d_min) - E(r) per L."""
+    small, rank = args.head_dims[0], args.match_rank
+
+    def errors(cap):
+        return {str(L): {str(d): helpers.seed_stats(helpers.by_seed(
+            results, "valid_nmse", cap=cap, L=L, head_dim=d)) for d in args.head_dims}
+            for L in args.L}
+
+    def mean_gain(cap):
+        return {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
+                for L, entry in errors(cap).items()}
+
+    caps = {f"{B:g}": B for B in args.caps}
+    return {"free": errors(None), "capped": {name: errors(B) for name, B in caps.items()},
+            "gain": {"free": mean_gain(None),
+                     "capped": {name: mean_gain(B) for name, B in caps.items()}},
+            "rank": rank, "smallest_head_dim": small}
+
+
 def by_kind(entry, free="free logits", capped="capped, B = {}"):
     """{"free logits": entry["free"], "capped, B = 2": entry["capped"]["2"], ...}"""
     return {free: entry["free"], **{capped.format(B): v for B, v in entry["capped"].items()}}
 
 
 def plot_saturation(result):
-    """Part b: mean E(d) (bars: std over seeds) per kind, and the gain per L."""
+    """Mean E(d) (bars: std over seeds) per kind, and the gain per L."""
     side = result["model_side"]
     kinds = by_kind(side)
     figure, axes = plt.subplots(1, len(kinds) + 1, figsize=(4.6 * (len(kinds) + 1), 3.8))
@@ -121,13 +142,13 @@ def plot_saturation(result):
 
 
 def report_model_side(result):
-    """Part b's lines: per kind E(d) and the gain at the shortest and longest L, the gain's
+    """The lesson's lines: per kind E(d) and the gain at the shortest and longest L, the gain's
     change with its interval, the capped-minus-free change and the verdict."""
     side = result["model_side"]
     small, rank = side["smallest_head_dim"], side["rank"]
     lengths = list(side["free"])
     seeds = len(side["free"][lengths[0]][str(rank)]["seeds"])
-    print(f"b. mean validation NMSE over {seeds} seeds at d = {', '.join(side['free'][lengths[0]])}"
+    print(f"mean validation NMSE over {seeds} seeds at d = {', '.join(side['free'][lengths[0]])}"
           f", L = {lengths[0]} -> {lengths[-1]}; the gain E({small}) - E({rank}) and its change "
           f"(per seed, 95% t)")
     for name, table in by_kind(side).items():

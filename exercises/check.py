@@ -659,10 +659,10 @@ def ex04_lemma9_weights(student):
 # ---------------------------------------------------------------------------------------------
 def ex05_softmax_band(student):
     def test():
-        saturation = _concept("05_saturation")
+        lemma = _concept("05c_bounded_logits")
         for B in (0.5, 2.0):
             for L in (4, 1000):
-                row = saturation.lemma_extremes(B, L, 200, seed=0)      # worst cases and draws
+                row = lemma.lemma_extremes(B, L, 200, seed=0)      # worst cases and draws
                 low, high = _pair(_call(student, f"B={B}, L={L}", B, L), f"B={B}, L={L}")
                 if not (low * L <= row["L_min_p"] * (1 + 1e-9) and
                         high * L >= row["L_max_p"] * (1 - 1e-9)):
@@ -677,10 +677,10 @@ def ex05_softmax_band(student):
 
 def ex05_entropy_floor(student):
     def test():
-        saturation = _concept("05_saturation")
+        lemma = _concept("05c_bounded_logits")
         for B in (0.5, 1.0, 3.0):
             for L in (1, 2, 16, 4096):
-                _close(saturation.entropy_bound(B, L), _call(student, f"B={B}, L={L}", B, L),
+                _close(lemma.entropy_bound(B, L), _call(student, f"B={B}, L={L}", B, L),
                        f"B={B}, L={L}")
     return _run("5.2", "the entropy floor H(p)/log L", test, student)
 

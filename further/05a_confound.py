@@ -8,7 +8,7 @@
 # query alone explains more and more of $y$: the variance split, the oracle beside the trained
 # heads and a flat-spectrum control show it. `python further/05a_confound.py` (29 s on 2
 # cores); the notebook replays the committed run `results/05a_confound_cuda.json` (one run of
-# lesson 05's part b with this study's parts and 05b's, with torch's CUDA build 2.14.1+cu130 on
+# lesson 05's runs with this study's parts and 05b's, with torch's CUDA build 2.14.1+cu130 on
 # the CPU, 4 min 3 s). The heads' logits are lesson 05's: 1/√d, free or capped at B.
 
 # %%
@@ -62,7 +62,7 @@ VARIANCE_QUERIES = 256      # fixed queries of the variance split
 VARIANCE_CONTEXTS = 32      # fresh contexts drawn for each of them
 VARIANCE_SEED_OFFSET = 1    # the split's sequences: seed --seed + 1
 
-# The notebook draws the committed run (lesson 05's part b with this study's parts; torch's CUDA
+# The notebook draws the committed run (lesson 05's runs with this study's parts; torch's CUDA
 # build, on the CPU).
 NOTEBOOK_ARGS = "--replay ../results/05a_confound_cuda.json"
 
@@ -325,5 +325,5 @@ if __name__ == "__main__" and not args.replay:
 #
 # Lesson 05's trained heads come within 0.044 of the best their rank allows. A shrinking gain
 # on a target like part b's says little about the model: the trained heads improve by learning
-# what the query alone predicts. Lesson 05's part b therefore uses a target with
+# what the query alone predicts. Lesson 05 therefore uses a target with
 # $E[y \mid x_q] = 0$.

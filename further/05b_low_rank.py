@@ -3,14 +3,14 @@
 #
 # Paper B's Corollary 5.1, as the reviewers describe it, says a low-rank version of its
 # construction exists. Do trained heads need their whole rank, and do their logits stay bounded
-# as $L$ grows? This study trains lesson 05's part b heads (its training, the same runs) and
+# as $L$ grows? This study trains lesson 05's heads (its training, the same runs) and
 # measures each as it finishes: its largest logit, and its error when its $W_Q^\top W_K$ is cut
 # to each lower rank; their logits are lesson 05's (1/√d, free or capped at B).
 # `python further/05b_low_rank.py` (1 min 22 s on 2 cores); the notebook
 # replays that committed run (`results/05b_low_rank.json`).
 
 # %%
-"""05b · Low rank after training: part b's heads of file 05, their logits and SVD truncation."""
+"""05b · Low rank after training: the heads of file 05, their logits and SVD truncation."""
 import copy
 import sys
 from pathlib import Path
@@ -23,12 +23,12 @@ import helpers
 import plumbing
 from engine import lesson05 as engine
 
-saturation = helpers.load_concept("05_saturation")  # part b: its target, heads and training
+saturation = helpers.load_concept("05_saturation")  # its target, heads and training
 
 # %% [markdown]
 # ## Settings
 #
-# Lesson 05's table (part b's runs, the same flags and presets), with one more head dimension
+# Lesson 05's table (its runs, the same flags and presets), with one more head dimension
 # by default, d = 4 between 1 and the full rank 8, so that the cuts have a trained head of
 # middle rank beside them; and `replay`, which draws a committed run again from its JSON instead
 # of training; the committed notebook shows the committed default run this way, and its first
@@ -48,7 +48,7 @@ NOTEBOOK_ARGS = "--replay ../results/05b_low_rank.json"  # the notebook: the com
 
 
 def config(argv=None):
-    """Parse the flags (file 05's table and `replay`); file 05's refusals of part b."""
+    """Parse the flags (file 05's table and `replay`); file 05's refusals."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
                            full="L up to 256, d up to 16, B = 2 and 3",
                            notebook_args=NOTEBOOK_ARGS, refusals=saturation.refusals)
@@ -59,7 +59,7 @@ if __name__ == "__main__":
     run = plumbing.Run("05b_low_rank", args, PARTS, plumbing.replay_suffix(args), ("replay",))
 
 # %% [markdown]
-# ## Low rank after training, measured on part b's heads
+# ## Low rank after training, measured on lesson 05's heads
 #
 # The logits use $W_Q^\top W_K$ ($p \times p$, rank $\le d$). Truncating its SVD to rank $r$,
 # $W_Q^\top W_K \approx U_r \Sigma_r V_r^\top$, gives $W_Q' = \Sigma_r^{1/2} U_r^\top$ and
@@ -68,9 +68,9 @@ if __name__ == "__main__":
 # such a low-rank version of a construction exists. `helpers.truncate_qk` makes the cut (file 06
 # applies it to every head of a deeper model).
 #
-# The study trains nothing of its own: it runs file 05's part b (`model_side_runs`,
+# The study trains nothing of its own: it runs file 05's sweep (`model_side_runs`,
 # `train_match_head`) and measures the heads as they finish training; its numbers sit in
-# `model_side` beside part b's (`logit_spread`: the $d = r$ heads' logit std and largest
+# `model_side` beside the lesson's (`logit_spread`: the $d = r$ heads' logit std and largest
 # |logit| per seed; `truncation_free`: the free heads of the largest $d$ cut to every rank
 # below $d$). The bounded-logit lemma of file 05 says what to expect of the logits: the capped
 # heads' stay below $B$; nothing bounds the free ones'.
@@ -100,14 +100,14 @@ def probe_head(model, valid, truncate):
 
 
 def train_and_probe(run):
-    """One of part b's runs (file 05's training), then its head measured (probe_head)."""
+    """One of lesson 05's runs (file 05's training), then its head measured (probe_head)."""
     model, valid, numbers = saturation.train_match_head(run)
     return {**numbers, **probe_head(model, valid, run["truncate"])}
 
 
 # %%
 def run_low_rank(args):
-    """{"model_side": ...}: part b's numbers (file 05's summary) and this study's measurements
+    """{"model_side": ...}: the lesson's numbers (file 05's summary) and this study's measurements
     of the same heads, "logit_spread" and "truncation_free"."""
     runs = [dict(run, truncate=run["cap"] is None and run["head_dim"] == args.head_dims[-1])
             for run in saturation.model_side_runs(args)]
@@ -163,7 +163,7 @@ if __name__ == "__main__" and not args.replay:
 # NMSE at $L = 16$ and 1.026 at $L = 128$, kept rank 7 still 0.026 and 0.112. On this target,
 # whose coupling has rank 8, the trained head uses its whole rank.
 #
-# **The reference run** (`results/05_saturation_full.json`, part b at lesson 05's `--full`
+# **The reference run** (`results/05_saturation_full.json`, lesson 05 at its `--full`
 # settings: L up to 256, d up to 16, B = 2 and 3, 2,500 steps). The largest free logit
 # keeps rising (8.35 → 15.52 from L = 16 to 256); the capped stay below B (B = 2: 1.83 → 1.92;
 # B = 3: 2.62 → 2.69). The free $d = 16$ heads lose almost nothing when cut to rank 8, the

@@ -1,46 +1,15 @@
-"""05_saturation.py: the lemma and entropy bound, the match target, capped logits, training, the
-JSON format and --parts (the oracle and the confound target: test_05a_confound.py; the SVD
-truncation of trained heads: test_05b_low_rank.py)."""
+"""05_saturation.py: the match target, capped logits, training, the JSON format and its refusals
+(the lemma: test_05c_bounded_logits.py; the oracle and the confound target: test_05a_confound.py;
+the SVD truncation of trained heads: test_05b_low_rank.py)."""
 import math
 
 import pytest
 import torch
 
 import helpers
-from conftest import RUN_KEYS, assert_rejected, run_quick
+from conftest import RUN_KEYS, assert_rejected
 
 saturation = helpers.load_concept("05_saturation")
-
-
-@pytest.mark.parametrize("B", [0.1, 1.0, 3.0])
-@pytest.mark.parametrize("seq_len", [1, 2, 17, 1000])
-def test_bounded_logit_lemma_and_entropy_bound_hold_including_the_extremes(B, seq_len):
-    row = saturation.lemma_extremes(B, seq_len, n_random=300, seed=seq_len)
-    assert row["lower"] * (1 - 1e-9) <= row["L_min_p"] <= row["L_max_p"] <= row["upper"] * (
-        1 + 1e-9)
-    assert row["min_normalised_entropy"] >= row["entropy_bound"] - 1e-9
-    # the worst case (one logit at +B, the rest at -B) by hand
-    expected = seq_len * math.exp(B) / (math.exp(B) + (seq_len - 1) * math.exp(-B))
-    assert row["L_max_p"] == pytest.approx(expected, rel=1e-9)
-
-
-@pytest.mark.parametrize("B", [0.5, 2.0])
-def test_entropy_bound_holds_for_adversarial_logits(B):
-    torch.manual_seed(0)
-    for seq_len in (8, 100, 5000):
-        # the entropy's minimiser puts few logits at +B and the rest at -B: try every count
-        for n_high in (1, 2, seq_len // 10 + 1, seq_len // 2):
-            logits = torch.full((seq_len,), -B, dtype=torch.float64)
-            logits[:n_high] = B
-            p = logits.softmax(0)
-            entropy = float(-(p * p.log()).sum()) / math.log(seq_len)
-            assert entropy >= saturation.entropy_bound(B, seq_len) - 1e-12
-
-
-def test_entropy_approaches_uniform_as_L_grows():
-    entropies = [saturation.lemma_extremes(1.0, L, 200, 0)["mean_normalised_entropy"]
-                 for L in (4, 64, 4096)]
-    assert entropies[0] < entropies[1] < entropies[2] <= 1
 
 
 def test_match_task_plants_exact_matches_and_reads_only_values():
@@ -118,18 +87,11 @@ def test_main_quick_writes_the_documented_format(notebook_run):
         assert set(change) == paired and change["verdict"] in ("shrinks", "grows",
                                                                 "no clear difference")
     assert set(side["capped_minus_free_change"]) == paired | {"B"}
-    assert [(row["B"], row["L"]) for row in result["lemma"]] == [
-        (B, L) for B in saturation.LEMMA_BOUNDS for L in saturation.LEMMA_L]
-    assert set(result) - RUN_KEYS == {"lemma", "model_side"}
-
-
-def test_parts_runs_only_what_it_names(quick_args, tmp_path):
-    assert set(run_quick("05_saturation", tmp_path, "--parts", "a")) - RUN_KEYS == {"lemma"}
-    assert quick_args(saturation, "--parts", "b,a").parts == ["a", "b"]     # the file's order
+    assert set(result) - RUN_KEYS == {"model_side"}
 
 
 def test_unknown_part_is_refused_with_one_line():
-    assert_rejected("05_saturation", ["--parts", "c"], "--parts")      # the parts are a and b
+    assert_rejected("05_saturation", ["--parts", "lemma"], "--parts")  # the lesson is one part
 
 
 @pytest.mark.parametrize("flags, flag_name", [
