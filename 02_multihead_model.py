@@ -4,8 +4,8 @@
 # Paper A (arXiv 2510.06662), Section 3 (eq. 4–5) and Section 6.1: one attention layer needs
 # $h \ge D$ heads to retrieve the $D$ tokens of lesson 01's task; its error falls by orders of
 # magnitude at $h = D$ and, below $D$, grows with the sequence length $T$ (Fig. 1a, Table 2). We
-# build eq. 4's model, train it for $h = 1 \dots 5$ at $T = 8, 32, 128$ beside Table 2, and
-# look at where each head attends. `python 02_multihead_model.py` (1 min 11 s on 2 cores).
+# build eq. 4's model and train it for $h = 1 \dots 5$ at $T = 8, 32, 128$ beside Table 2.
+# `python 02_multihead_model.py` (1 min 11 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """02 · One attention layer with h heads, and the sharp drop of its error at h = D (paper A)."""
@@ -47,7 +47,7 @@ SETTINGS = {
     "n_train": Setting(8000, 2000, ..., positive_int, "training sequences per T (Appendix B.1)"),
     "n_valid": Setting(2000, 500, ..., positive_int, "validation sequences per T (Appendix B.1)"),
 }
-PARTS = {"sweep": (), "attention": ("sweep",)}  # the attention maps read the sweep's models
+PARTS = {"sweep": ()}  # the lesson is one part
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("02_multihead_model", args, PARTS)
@@ -205,7 +205,7 @@ def sweep_runs(args):
             for T in args.T for h in args.heads for s in range(args.seeds)]
 
 
-if __name__ == "__main__" and "sweep" in args.parts:
+if __name__ == "__main__":
     trained = engine.train_runs(sweep_runs(args), args.workers, train_one)
 
 # %% [markdown]
@@ -222,7 +222,7 @@ def drop_at_the_knee(nmse, D, statistic):
             for T, by_heads in nmse.items()}
 
 
-if __name__ == "__main__" and "sweep" in args.parts:
+if __name__ == "__main__":
     nmse = {str(T): {str(h): helpers.seed_stats(helpers.by_seed(trained, "valid_nmse", T=T, h=h))
                      for h in args.heads} for T in args.T}
     knee = {args.D - 1, args.D} <= set(args.heads)
@@ -244,51 +244,9 @@ if __name__ == "__main__" and "sweep" in args.parts:
 # 5.8e-3, 1.1e-2, 1.5e-2). Two seeds give no interval. RESULTS.md sets every cell beside
 # Tables 2 and 3.
 
-# %% [markdown]
-# ## Where each head looks
-#
-# Theorem 2(1)'s construction (lesson 03) gives each of $h = D$ heads one $a_i$: the head attends
-# to the token that maximises $a_i^\top x(t)$. Do trained heads divide the work the same way? For
-# the best $h = D - 1$ and $h = D$ models at the middle $T$: each head's attention on two
-# sequences, and its mean attention on each $a_i$'s arg-max token over 500 fresh sequences (near
-# 1: the head is that $a_i$'s own).
-
-# %%
-@torch.no_grad()
-def head_specialisation(model, seq_len, D, n, seed, directions=task.DEFAULT_DIRECTIONS):
-    """Mean CLS attention of each head on the argmax token of each a_i: a [h, D] matrix."""
-    x, _, positions = task.sample_synthetic(n, seq_len, D, seed=seed, directions=directions)
-    _, weights = model(x.to(model.cls.device), return_attention=True)      # [n, h, T]
-    index = positions.unsqueeze(1).expand(-1, weights.shape[1], -1)         # [n, h, D]
-    return torch.gather(weights.cpu(), 2, index).mean(dim=0)                # [h, D]
-
-
-def best_run(trained, **match):
-    """The run with the lowest validation NMSE among those matching `match` (e.g. T=32, h=4)."""
-    return min((r for r in trained if all(r[k] == v for k, v in match.items())),
-               key=lambda r: r["valid_nmse"])
-
-
-if __name__ == "__main__" and "attention" in args.parts:
-    middle_T = sorted(args.T)[len(args.T) // 2]
-    chosen = {h: best_run(trained, T=middle_T, h=h) for h in (args.D - 1, args.D)
-              if h in args.heads}
-    found = run.record(engine.attention_maps(chosen, args, build_model, head_specialisation,
-                                             middle_T, task.DEFAULT_DIRECTIONS))
-    run.figure(engine.plot_attention(found["mechanism"]), "02_attention")
-    engine.report_attention(found)
-
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     run.finish()
-
-# %% [markdown]
-# **What we saw** (the default run, $T = 32$). With $h = 4$ each $a_i$ has a head putting 0.81–0.91
-# of its attention on $a_i$'s arg-max token, but not one head per $a_i$: heads 3 and 4 both
-# attend to $a_1$'s and $a_4$'s tokens, heads 1 and 2 to $a_2$'s and $a_3$'s — the closest pairs
-# of lesson 01's $a_i$ (cosines 0.91 and 0.78), whose arg-max tokens often coincide. With $h = 3$
-# one head splits its attention between $a_2$'s and $a_3$'s tokens (0.32 and 0.37), a collision
-# of the kind Theorem 2(2)'s proof relies on. The paper gives no attention values.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -297,7 +255,6 @@ if __name__ == "__main__":
 # |---|---|---|
 # | the error drops at $h = D = 4$ (Table 2) | the mean falls 11×, 19×, 302× at $T = 8, 32, 128$ | 13×, 13×, 2.3× (one $h = 4$ seed stopped high at $T = 128$); the minimum 12×, 14×, 9.0× |
 # | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ | every mean at $h = 1, 2, 3$ |
-# | one head per retrieved token (Theorem 2(1)'s construction) | no attention values | 0.81–0.91 of a head's attention on each $a_i$'s token; close $a_i$ share heads |
 #
 # Our drops are smaller because at 2,000 steps our errors at and above the knee lie above the
 # paper's; at $T = 8$ that gap is the training budget (study 02e).
@@ -314,3 +271,5 @@ if __name__ == "__main__":
 #   paper's grid, and §6.2's reversal score.
 # - [02e · The training budget](02e_training_budget.ipynb): trained until the error stops
 #   falling, the $h = 4$ minimum reaches Table 3's level at $T = 8$.
+# - [02f · Where each head looks](02f_attention_maps.ipynb): the trained $h = D$ heads divide
+#   the $a_i$ among themselves, as Theorem 2(1)'s construction does.

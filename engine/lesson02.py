@@ -1,9 +1,9 @@
 """Lesson 02's apparatus: its refusals, the pool that trains its runs, Fig. 1a, the printout beside
-paper A's tables, and the attention maps' bookkeeping.
+paper A's tables, and the bookkeeping of study 02f's attention maps.
 
-What is trained, the model, the statistics and the measurement of where each head looks are the
-lesson's; they come in as arguments, so this module never imports the lesson. Its studies
-(further/02a-02d) use the same functions, and `sweep` does for them what the lesson does in view."""
+What is trained, the model and the statistics are the lesson's, the measurement of where each
+head looks study 02f's; they come in as arguments, so this module imports neither. The studies
+(further/02a-02f) use the same functions, and `sweep` does for them what the lesson does in view."""
 import math
 
 import matplotlib.pyplot as plt
@@ -206,8 +206,8 @@ def report_sweep(result, args, paper):
 # Where each head looks
 # ----------------------------------------------------------------------------------------------
 def mechanism(results, args, build, specialisation):
-    """The studies' attention maps: the best h = D - 1 and h = D models at the middle T, as
-    lesson 02 picks them in view, handed to attention_maps."""
+    """02d's attention maps: the best h = D - 1 and h = D models at the middle T, as study 02f
+    picks them in view, handed to attention_maps."""
     seq_len = sorted(args.T)[len(args.T) // 2]
     chosen = {}
     for h in (args.D - 1, args.D):

@@ -529,7 +529,7 @@ def ex02_knee_for_D3(predicted):
 
 def ex02_directions_covered(student):
     def test():
-        mechanism = _committed("02_multihead_model")["mechanism"]
+        mechanism = _committed("02f_attention_maps")["mechanism"]
         for h, entry in mechanism.items():
             attention = entry["attention_on_targets"]                      # [h][D]
             expected = len({max(range(len(row)), key=row.__getitem__) for row in attention})

@@ -66,9 +66,10 @@ check.ex02_knee_for_D3(predicted_knee)
 # %% [markdown]
 # ## 2.3 One head per retrieved token? · easy · 5 min
 #
-# Lesson 02 records, for its best h = 3 and h = 4 models, how much attention each head puts on
-# the arg-max token of each direction $a_i$ (`results/02_multihead_model.json` → `mechanism` →
-# `attention_on_targets`, rows = heads, columns = $a_i$; also `figures/02_attention.png`). Say a
+# Study 02f records, for lesson 02's best h = 3 and h = 4 models, how much attention each head
+# puts on the arg-max token of each direction $a_i$ (`results/02f_attention_maps.json` →
+# `mechanism` → `attention_on_targets`, rows = heads, columns = $a_i$; also
+# `figures/02f_attention.png`). Say a
 # direction *has a head of its own* when some head attends to its token more than to any other
 # direction's. Given such a matrix (a list of rows), return how many directions have one.
 # Then look at the two committed maps: what does h = 3 lack?

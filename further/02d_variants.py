@@ -32,6 +32,7 @@ from plumbing import Setting, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model = helpers.load_concept("02_multihead_model")
+maps = helpers.load_concept("02f_attention_maps")  # where each head looks
 
 # %% [markdown]
 # ## Settings
@@ -245,7 +246,7 @@ if __name__ == "__main__" and training:
     trained, swept = engine.sweep(args, train_variant, base_run(args))
     run.record(swept)
     show(swept, args, "02d_variants")
-    run.record(engine.mechanism(trained, args, build_variant, model.head_specialisation)
+    run.record(engine.mechanism(trained, args, build_variant, maps.head_specialisation)
                if args.layers == 1 else {"mechanism": {}})
 
 

@@ -85,33 +85,6 @@ def test_main_quick(quick_args):
     assert plumbing.first_non_finite(result) is None                # every number is finite
     assert set(result["nmse"]["8"]) == {"1", "2"}
     assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
-    found = engine.mechanism(trained, args, model_file.build_model,   # the attention part
-                             model_file.head_specialisation)
-    assert set(found["mechanism"]) == {"1", "2"} and plumbing.first_non_finite(found) is None
-    for h, entry in found["mechanism"].items():
-        assert len(entry["attention_on_targets"]) == int(h)           # one row per head
-        assert all(len(row) == 2 for row in entry["attention_on_targets"])  # one column per a_i
-    overlap = found["a_i_overlap"]                                    # the a_i's own geometry
-    cosine = torch.tensor(overlap["cosine"])
-    torch.testing.assert_close(cosine.diagonal(), torch.ones(2))
-    torch.testing.assert_close(cosine, cosine.T)
-    _, _, positions = model_file.task.sample_synthetic(                # the same fresh sequences
-        engine.SPECIALISATION_SEQUENCES, 8, 2, seed=args.seed + engine.SPECIALISATION_SEED_OFFSET)
-    shared = sum(int(p[0] == p[1]) for p in positions) / len(positions)
-    assert overlap["same_token"][0][1] == pytest.approx(shared) and overlap["same_token"][0][0] == 1
-
-
-def test_head_specialisation_equals_a_loop_over_sequences():
-    torch.manual_seed(2)
-    model = model_file.MultiHeadModel(n_heads=3, head_dim=4, width=16)
-    matrix = model_file.head_specialisation(model, 9, 4, 5, seed=7)      # [h, D]
-    x, _, positions = model_file.task.sample_synthetic(5, 9, 4, seed=7)
-    with torch.no_grad():
-        _, weights = model(x, return_attention=True)                    # [n, h, T]
-    for head in range(3):
-        for i in range(4):
-            by_hand = sum(weights[k, head, positions[k, i]] for k in range(5)) / 5
-            assert matrix[head, i].item() == pytest.approx(by_hand.item(), rel=1e-6)
 
 
 def test_the_knee_and_its_drop_by_hand():
