@@ -170,16 +170,34 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 
 
 # %% [markdown]
-# The run: 500 sequences at each of eight $T$ from 8 to 1024 and ten $\beta$ from 1 to 1000. The
-# figure draws the worst error (solid) and its bound (dashed) against $\beta$, one colour per
-# $T$; the printout gives the shortest and the longest $T$ at $\beta$ = 10, 100 and 1000, and the
-# rate in $\beta$: the slope of log error against log $\beta$ over $\beta \ge 10$ (1/β is −1).
+# The run: 500 sequences at each of eight $T$ from 8 to 1024 and ten $\beta$ from 1 to 1000. Its
+# rate in $\beta$ at each $T$ is the slope of log error against log $\beta$ over $\beta \ge 10$
+# (`helpers.fit_slope`; 1/β is −1). The figure draws the worst error (solid) and its bound
+# (dashed) against $\beta$, one colour per $T$; the printout gives the shortest and the longest
+# $T$ at $\beta$ = 10, 100 and 1000, and the rates.
 
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# %%
+RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large end)
+
+
+def construction_rates(rows):
+    """{T: slope of log error against log beta over beta >= RATE_FROM_BETA}; errors that
+    underflow to 0 (T <= 4: |S_i| = 1) are left out, and so is a T left with under two betas."""
+    rate = {}
+    for seq_len in dict.fromkeys(row["T"] for row in rows):                # in the order of T
+        points = [(row["beta"], row["max_error"]) for row in rows
+                  if row["T"] == seq_len and row["beta"] >= RATE_FROM_BETA and row["max_error"] > 0]
+        if len({beta for beta, _ in points}) >= 2:
+            rate[str(seq_len)] = helpers.fit_slope(*zip(*points))
+    return rate
+
+
 if __name__ == "__main__" and "a" in args.parts:
-    upper = run.record(engine.upper_bound(args, construction_errors))
+    rows = construction_errors(args.construction_T, args.betas, n=args.construction_samples,
+                               seed=args.seed)
+    upper = run.record({"construction": rows, "construction_rate": construction_rates(rows)})
     run.figure(engine.plot_upper_bound(upper), "03_construction")
-    engine.report_upper_bound(upper)
+    engine.report_upper_bound(upper, RATE_FROM_BETA)
 
 # %% [markdown]
 # **What we saw** (`results/03_bounds.json`). Every retrieved value is within the proof's bound
@@ -223,13 +241,21 @@ def first_nonvacuous_length(s, D, n):
 # The table: $k$ from $T$ = 16 to 4096 for five $(s, D, n)$ — the paper's $D = 4$, $n = 8$ with
 # $s = 3$, 2 and 1, and two small cases — and the first $T$ with $k > 0$. The left panel shades the
 # vacuous region $k \le 0$ and dots the paper's longest $T$ = 128; the right one sets $k$ for
-# $s = 1 < D = 2$ beside the upper bound's $\gamma = 2$. The last line writes the run's JSON.
+# $s = 1 < D = 2$ beside the upper bound's $\gamma = 2$.
 
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# %%
+LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # the lengths where k is tabulated
+# (s heads, D, head dim n): the paper's D = 4, n = 8 with s = 3, 2, 1, and two small cases
+LOWER_BOUND_CASES = [(3, 4, 8), (2, 4, 8), (1, 4, 8), (1, 2, 2), (3, 4, 2)]
+
 if __name__ == "__main__" and "b" in args.parts:
-    lower = run.record(engine.lower_bound(lower_bound_exponent, first_nonvacuous_length))
+    lower = run.record({"lower_bound": {engine.case_name(s, D, n): {
+        "k": {str(T): lower_bound_exponent(T, s, D, n) for T in LOWER_BOUND_T},
+        "first_nonvacuous_T": first_nonvacuous_length(s, D, n)} for s, D, n in LOWER_BOUND_CASES}})
     run.figure(engine.plot_lower_bound(lower), "03_lower_bound")
     engine.report_lower_bound(lower)
+
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":
     run.finish()
 

@@ -195,8 +195,7 @@ def train_vit(run):
 
 # %% [markdown]
 # The protocol in one line: each head keeps its dimension $d$, so the width grows, $E = hd$.
-# The figure: training (top) and held-out (bottom) accuracy against $h$, a dot per seed, Table
-# 8's $T = 65$ column in black; the printout: the means and the paired gain from $h = 1$ to 8.
+# Every shape is trained for every seed (`engine.train_sweep`).
 
 # %%
 def fixed_head_dim_shapes(args):
@@ -207,8 +206,29 @@ def fixed_head_dim_shapes(args):
 if __name__ == "__main__":
     digits = load_digits()
 if __name__ == "__main__" and "fixed-head-dim" in args.parts:
-    fixed_head_dim = run.record(engine.sweep(args, "fixed-head-dim", fixed_head_dim_shapes(args),
-                                             train_vit, digits, patch=PATCH, lr=LR))
+    protocol = fixed_head_dim_shapes(args)
+    protocol_rows, seconds = engine.train_sweep(args, "fixed-head-dim", protocol, train_vit,
+                                                digits, patch=PATCH, lr=LR)
+
+# %% [markdown]
+# **The result**: per $T$, the training accuracy at the most heads minus at the fewest, seed by
+# seed, with its 95 % t-interval (`helpers.paired_difference`). The figure: training (top) and
+# held-out (bottom) accuracy against $h$, a dot per seed, Table 8's $T = 65$ column in black.
+
+# %%
+def gains_with_heads(rows, few, many):
+    """Per T, training accuracy at h = many minus at h = few, seed by seed (paired);
+    rows {(T, h): {"train": [per seed], ...}}."""
+    return {str(T): {"from": few, "to": many, **helpers.paired_difference(
+                [b - a for a, b in zip(rows[(T, few)]["train"], rows[(T, many)]["train"])],
+                below=f"h={few} fits better", above=f"h={many} fits better")}
+            for T in dict.fromkeys(T for T, _ in rows)}
+
+
+if __name__ == "__main__" and "fixed-head-dim" in args.parts:
+    gains = gains_with_heads(protocol_rows, min(protocol), max(protocol))
+    fixed_head_dim = run.record(engine.sweep_keys(args, "fixed-head-dim", protocol, protocol_rows,
+                                                  gains, digits, seconds, PATCH))
     run.figure(engine.plot_fixed_head_dim(fixed_head_dim), "07_fixed_head_dim")
     engine.report(fixed_head_dim, args.seeds)
     engine.report_beside_table_8(fixed_head_dim)
@@ -226,8 +246,9 @@ if __name__ == "__main__" and "fixed-head-dim" in args.parts:
 # confound on synthetic data (Table 3), not on images. **Ours**: $E$ fixed, $d = E / h$: every
 # $h$ has the same parameters (tested), so a rise is the head count's. **Against it**: flat
 # accuracy in $h$ (narrow heads at $h = 8$, $d = 4$, and few seeds could hide an effect
-# [inferred]). Per seed, the protocol's gain minus this sweep's (`gain_difference`) is the part
-# of the rise the width brings. The figure draws part a's means dashed.
+# [inferred]). Per seed, the protocol's gain minus this sweep's (`widths_part`) is the part of
+# the rise the width brings. At $E = 32$, $h = 4$ has $d = 8$: part a's $h = 4$ model, whose runs
+# are read rather than trained again. The figure draws part a's means dashed.
 
 # %%
 def fixed_width_shapes(args):
@@ -235,9 +256,29 @@ def fixed_width_shapes(args):
     return {h: (args.width, args.width // h) for h in args.heads if args.width % h == 0}
 
 
+def widths_part(gains):
+    """Per T, the protocol's gain minus the fixed-width gain, seed by seed: the part of the rise
+    with h that the width brings (where both sweeps ran, from the same fewest to most heads)."""
+    if "fixed-head-dim" not in gains:
+        return {}
+    protocol, same_width = gains["fixed-head-dim"], gains["fixed-width"]
+    return {T: {"from": wide["from"], "to": wide["to"], **helpers.paired_difference(
+                [a - b for a, b in zip(wide["per_seed"], same_width[T]["per_seed"])],
+                below="the rise is larger at a fixed width",
+                above="the width brings part of the rise")}
+            for T, wide in protocol.items()
+            if (same_width[T]["from"], same_width[T]["to"]) == (wide["from"], wide["to"])}
+
+
 if __name__ == "__main__" and "fixed-width" in args.parts:
-    fixed_width = run.record(engine.sweep(args, "fixed-width", fixed_width_shapes(args),
-                                          train_vit, digits, run.numbers, patch=PATCH, lr=LR))
+    same_width = fixed_width_shapes(args)
+    rows, seconds = engine.train_sweep(args, "fixed-width", same_width, train_vit, digits,
+                                       run.numbers, patch=PATCH, lr=LR)
+    gains = gains_with_heads(rows, min(same_width), max(same_width))
+    fixed_width = engine.sweep_keys(args, "fixed-width", same_width, rows, gains, digits,
+                                    seconds, PATCH, run.numbers)
+    fixed_width["gain_difference"] = widths_part(fixed_width["train_gain_with_heads"])
+    run.record(fixed_width)
     run.figure(engine.plot_fixed_width(fixed_width), "07_heads_on_images")
     engine.report(fixed_width, args.seeds, ["fixed-width"])
 
@@ -245,33 +286,22 @@ if __name__ == "__main__" and "fixed-width" in args.parts:
 # **What we saw.** At width 32 (27818 parameters for every $h$): 0.431 (h = 1), 0.511, 0.520,
 # 0.596 (h = 8); h = 8 − h = 1: +0.165; the width's part: +0.136 — two seeds again give no
 # useful interval.
-#
-# ## The reference run
-#
-# `python 07_real_data.py --full`: 5 seeds, 1,500 steps, $T = 16$ and 64 (34 min 29 s;
-# `results/07_real_data_full.json`; its part b figure: `figures/07_heads_on_images_full.png`),
-# its numbers printed again from its JSON.
-
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
-if __name__ == "__main__":
-    reference = plumbing.ROOT / "results" / "07_real_data_full.json"
-    if reference.is_file():
-        engine.report(plumbing.replay(reference), SETTINGS["seeds"].value("full"))
-    else:                             # a copy without it: this lesson's own run still finishes
-        print(f"{plumbing.shown_path(reference)} is not here: `python 07_real_data.py --full "
-              f"--out .` makes it")
 
 # %% [markdown]
-# **What we saw.** At $T = 64$ the protocol rises 0.545, 0.663, 0.719, 0.825 for $h = 1, 2, 4,
-# 8$, **+0.281 [+0.231, +0.331]**: the paper's rise, at lower accuracies [paper: 95.1 % at
-# h = 8] (other images, 2 layers, 1,500 steps). At a fixed width: 0.634, 0.682, 0.719, 0.775,
-# **+0.141 [+0.113, +0.169]**: at equal parameters more heads still fit the training digits
-# better; the width's part, **+0.140 [+0.096, +0.184]**, is about half of the protocol's rise.
-# At $T = 16$ (the digit fills its frame) almost every training digit fits (0.978 at h = 1, 1.000
-# from h = 2): the larger frame makes the task hard. Held-out digits rise with $h$ too (0.538 →
-# 0.787 at $T = 64$), while the paper's validation accuracy peaks near $h = 8$–14 [paper:
-# Table 9]. Training accuracy after a fixed number of steps measures expressivity and ease of
-# optimisation together; we cannot tell them apart here.
+# ## The reference run
+#
+# **What we saw** (`python 07_real_data.py --full`: 5 seeds, 1,500 steps, $T = 16$ and 64,
+# 34 min 29 s; `results/07_real_data_full.json`, figure `figures/07_heads_on_images_full.png`).
+# At $T = 64$ the protocol rises 0.545, 0.663, 0.719, 0.825 for $h = 1, 2, 4, 8$,
+# **+0.281 [+0.231, +0.331]**: the paper's rise, at lower accuracies [paper: 95.1 % at h = 8] (other
+# images, 2 layers, 1,500 steps). At a fixed width: 0.634, 0.682, 0.719, 0.775,
+# **+0.141 [+0.113, +0.169]**: at equal parameters more heads still fit the training digits better;
+# the width's part, **+0.140 [+0.096, +0.184]**, is about half of the protocol's rise. At $T = 16$
+# (the digit fills its frame) almost every training digit fits (0.978 at h = 1, 1.000 from h = 2;
+# the protocol's +0.022 [+0.015, +0.030] is all width): the larger frame makes the task hard.
+# Held-out digits rise with $h$ too (0.538 → 0.787 at $T = 64$), while the paper's validation
+# accuracy peaks near $h = 8$–14 [paper: Table 9]. Training accuracy after a fixed number of steps
+# measures expressivity and ease of optimisation together; we cannot tell them apart here.
 
 # %% [markdown]
 # ## Summary beside the paper

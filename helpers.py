@@ -253,6 +253,14 @@ class NonFiniteLoss(RuntimeError):
     """Raised when the loss becomes NaN or infinite; the message names the run."""
 
 
+def fit_slope(x, y):
+    """Least-squares slope of log10(y) against log10(x): the exponent of a power law y ~ x^a."""
+    log_x = torch.tensor(x, dtype=torch.float64).log10()
+    log_y = torch.tensor(y, dtype=torch.float64).log10()
+    centred = log_x - log_x.mean()
+    return float((centred * (log_y - log_y.mean())).sum() / (centred ** 2).sum())
+
+
 def warmup_cosine(step, steps, warmup_fraction=0.05):
     """Learning-rate factor: linear warm-up over the first 5% of steps, then cosine to zero."""
     warmup = max(1, int(warmup_fraction * steps))

@@ -1,17 +1,12 @@
-"""Lesson 03's apparatus: part a's rate in beta, figure and printout, part b's table of the
-exponent k, its figure and printout; `fit_slope` is also study 03a's.
+"""Lesson 03's apparatus: part a's figure and printout, part b's figure and printout.
 
-The construction, its bound and the exponent k are the lesson's; its functions come in as
-arguments, so this module never imports the lesson."""
+The construction, its bound, the rate in beta and the table of the exponent k are the lesson's;
+their numbers come in as arguments, so this module never imports the lesson."""
 import matplotlib.pyplot as plt
 import torch
 
-RATE_FROM_BETA = 10              # a: the rate in beta is fitted over beta >= 10 (the large end)
 PRINTED_BETAS = (10, 100, 1000)  # a: the columns of the printout (those among --betas)
 
-LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # b: the lengths where k is tabulated
-# b: (s heads, D, head dim n): the paper's D = 4, n = 8 with s = 3, 2, 1, and two small cases
-LOWER_BOUND_CASES = [(3, 4, 8), (2, 4, 8), (1, 4, 8), (1, 2, 2), (3, 4, 2)]
 COMPARED_CASE = (1, 2, 2)  # b: the (s, D, n) whose k the right panel sets beside gamma
 BARRON_GAMMA = 2           # b: the upper bound's exponent gamma for a finite Barron norm
 PAPER_LARGEST_T = 128      # b: the longest T of the paper's synthetic experiment (dotted line)
@@ -21,36 +16,6 @@ def sci(value):
     """A number as the pages write it: 2.8e-2, 9.4e+0 (Python writes 2.8e-02)."""
     mantissa, exponent = f"{value:.1e}".split("e")
     return f"{mantissa}e{int(exponent):+d}"
-
-
-def fit_slope(x, y):
-    """Least-squares slope of log10(y) against log10(x)."""
-    log_x = torch.tensor(x, dtype=torch.float64).log10()
-    log_y = torch.tensor(y, dtype=torch.float64).log10()
-    centred = log_x - log_x.mean()
-    return float((centred * (log_y - log_y.mean())).sum() / (centred ** 2).sum())
-
-
-# ----------------------------------------------------------------------------------------------
-# a. The hand-built layer against its bound
-# ----------------------------------------------------------------------------------------------
-def construction_rates(rows):
-    """{T: slope of log error against log beta over beta >= RATE_FROM_BETA}; errors that
-    underflow to 0 (T <= 4: |S_i| = 1) are left out, and so is a T left with under two betas."""
-    rate = {}
-    for seq_len in dict.fromkeys(row["T"] for row in rows):                # in the order of T
-        points = [(row["beta"], row["max_error"]) for row in rows
-                  if row["T"] == seq_len and row["beta"] >= RATE_FROM_BETA and row["max_error"] > 0]
-        if len({beta for beta, _ in points}) >= 2:
-            rate[str(seq_len)] = fit_slope(*zip(*points))
-    return rate
-
-
-def upper_bound(args, construction_errors):
-    """Part a's numbers: the lesson's worst errors and bounds per (T, beta), and the rate per T."""
-    rows = construction_errors(args.construction_T, args.betas, n=args.construction_samples,
-                               seed=args.seed)
-    return {"construction": rows, "construction_rate": construction_rates(rows)}
 
 
 def plot_upper_bound(result):
@@ -70,7 +35,7 @@ def plot_upper_bound(result):
     return figure
 
 
-def report_upper_bound(result):
+def report_upper_bound(result, rate_from_beta):
     """Whether every error is within its bound; the shortest and longest T at PRINTED_BETAS;
     the rate in beta per T."""
     rows = result["construction"]
@@ -84,7 +49,7 @@ def report_upper_bound(result):
         print(f"   T = {seq_len:<5}" + "  ".join(
             f"beta={row['beta']:g}: {sci(row['max_error'])} ({sci(row['bound'])})"
             for row in rows if row["T"] == seq_len and row["beta"] in shown))
-    print(f"   slope of log error against log beta (beta >= {RATE_FROM_BETA}): " + ", ".join(
+    print(f"   slope of log error against log beta (beta >= {rate_from_beta}): " + ", ".join(
         f"T={T}: {slope:.2f}" for T, slope in result["construction_rate"].items()))
 
 
@@ -94,15 +59,6 @@ def report_upper_bound(result):
 def case_name(s, D, n):
     """The JSON key of one (s, D, n) case: "s=3 D=4 n=8"."""
     return f"s={s} D={D} n={n}"
-
-
-def lower_bound(lower_bound_exponent, first_nonvacuous_length):
-    """Part b's numbers: the lesson's k at every LOWER_BOUND_T and its first T with k > 0, per
-    case of LOWER_BOUND_CASES."""
-    return {"lower_bound": {case_name(s, D, n): {
-        "k": {str(T): lower_bound_exponent(T, s, D, n) for T in LOWER_BOUND_T},
-        "first_nonvacuous_T": first_nonvacuous_length(s, D, n)}
-        for s, D, n in LOWER_BOUND_CASES}}
 
 
 def plot_lower_bound(result):

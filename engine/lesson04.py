@@ -1,8 +1,9 @@
-"""Lesson 04's apparatus: part a's check, part b's sweep, figure and printout, and the figures
-and printouts of study 04a (Lemma 9 and what each route costs).
+"""Lesson 04's apparatus: part a's printout, the pool that trains part b's runs, its figure and
+printout, and the figures and printouts of study 04a (Lemma 9 and what each route costs).
 
-The constructions, the models and their training are the lesson's and the study's; their
-functions come in as arguments, so this module never imports either file."""
+The constructions, the models, their training, the runs and the statistics are the lesson's and
+the study's; their functions and numbers come in as arguments, so this module never imports
+either file."""
 import collections
 import contextlib
 import io
@@ -14,62 +15,30 @@ import matplotlib.pyplot as plt
 import helpers
 import plumbing
 
-EXACTNESS_DIM = 4  # token dimension d of part a's check (as in file 01's synthetic task)
 
 
 # ----------------------------------------------------------------------------------------------
 # 04 a. The memorising head holds the sequence exactly
 # ----------------------------------------------------------------------------------------------
-def check_memorisation(args, memorise):
-    """Part a's numbers: how far T * (CLS output) is from the flattened sequence, and how far
-    the attention is from uniform, on random sequences at every --construction-T."""
-    task = helpers.load_concept("01_retrieval_task")
-    exactness = {}
-    for seq_len in args.construction_T:
-        x = task.sample_inputs(args.construction_samples, seq_len, EXACTNESS_DIM, args.seed)
-        memory, weights = memorise(x)
-        exactness[str(seq_len)] = {
-            "max_error": float((seq_len * memory - x.reshape(len(x), -1)).abs().max()),
-            "attention_spread": float(weights.max() - weights.min())}
-    return {"memorisation_exactness": exactness}
-
-
-def report_memorisation(result):
+def report_memorisation(result, dim):
+    """How far T * (CLS output) is from the sequence, and the attention from uniform; the head
+    dimension T d beside the theorem's n >= T d."""
     exactness = result["memorisation_exactness"]
     worst = max(v["max_error"] for v in exactness.values())
     spread = max(v["attention_spread"] for v in exactness.values())
     print(f"a. T * (CLS output) equals (x(1), ..., x(T)) to within {worst:.1e}, attention "
           f"spread {spread:.1e}, at T = " + ", ".join(exactness))
-    widths = [int(T) * EXACTNESS_DIM for T in exactness]
-    print(f"   head dimension n: ours T d = {', '.join(map(str, widths))} (d = {EXACTNESS_DIM}) "
+    widths = [int(T) * dim for T in exactness]
+    print(f"   head dimension n: ours T d = {', '.join(map(str, widths))} (d = {dim}) "
           f"[Theorem 2(3): n >= T d]")
 
 
 # ----------------------------------------------------------------------------------------------
 # 04 b. The three routes, trained
 # ----------------------------------------------------------------------------------------------
-def best_seed(results, **match):
-    """The runs of one (route, T): the numbers of the seed with the lowest validation NMSE (the
-    paper's min over seeds), and every seed's validation and training NMSE, in seed order."""
-    seeds = {key: helpers.by_seed(results, key, **match)
-             for key in ("valid_nmse", "train_nmse", "parameters")}
-    best = seeds["valid_nmse"].index(helpers.seed_stats(seeds["valid_nmse"])["min"])
-    return {"valid_nmse": seeds["valid_nmse"][best], "train_nmse": seeds["train_nmse"][best],
-            "parameters": seeds["parameters"][best],
-            "seeds": [{"valid_nmse": valid, "train_nmse": train}
-                      for valid, train in zip(seeds["valid_nmse"], seeds["train_nmse"])]}
-
-
-def train_routes(args, train_route, routes):
-    """Train every route at every T and seed with train_route(run) (file 02's recipe and data),
-    printing one line per route when its last run ends; {"trained": {route: {T: best_seed}}}."""
-    recipe = helpers.load_concept("02_multihead_model").RECIPE
-    directions = helpers.load_concept("01_retrieval_task").DEFAULT_DIRECTIONS
-    runs = [dict(recipe, route=route, T=T, h=h, seed=args.seed + s, D=args.D,
-                 directions=directions, total_width=None, layers=1, steps=args.steps,
-                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
-                 device=args.device)
-            for route, h in routes.items() for T in args.T for s in range(args.seeds)]
+def train_routes(runs, args, train_route):
+    """train_route(run) for every run, in `--workers` processes, printing one line per route when
+    its last run ends (not one per run); the finished runs."""
     left = collections.Counter(run["route"] for run in runs)             # runs still to end
     shown, started = sys.stdout, time.perf_counter()
 
@@ -81,10 +50,8 @@ def train_routes(args, train_route, routes):
         return ""
 
     with contextlib.redirect_stdout(io.StringIO()):      # run_sweep's line per run
-        results = plumbing.run_sweep(runs, args.workers, train_route, label=one_line_per_route,
-                                     cost=lambda r: r["T"] * r["steps"])  # time grows like T
-    return {"trained": {route: {str(T): best_seed(results, route=route, T=T) for T in args.T}
-                        for route in routes}}
+        return plumbing.run_sweep(runs, args.workers, train_route, label=one_line_per_route,
+                                  cost=lambda r: r["T"] * r["steps"])  # time grows like T
 
 
 def plot_routes(result):

@@ -1,10 +1,12 @@
-"""Lesson 07's sweeps, tables, figures and printouts; also used by studies 07a and 07b.
+"""Lesson 07's training of its sweeps, tables, figures and printouts; also used by studies 07a
+and 07b.
 
 The lesson keeps its idea (the digits at a random place, the ViT, its training, the two sweeps'
-shapes) and hands its functions to the ones here: `sweep(args, sweep_name, shapes, train, data,
-...)` trains every (side, h) shape of a sweep for every seed with the lesson's `train(run)`,
-and returns the JSON keys; `plot_fixed_head_dim`, `plot_fixed_width` and `report` show them.
-Nothing here imports the lesson."""
+shapes, the gains with h and the width's part of them) and hands its functions and numbers to
+the ones here: `train_sweep` trains every (side, h) shape of a sweep for every seed with the
+lesson's `train(run)`, `sweep_keys` puts a sweep's table and gains into the JSON's keys, and
+`plot_fixed_head_dim`, `plot_fixed_width` and `report` show them. Nothing here imports the
+lesson."""
 import functools
 import time
 
@@ -92,18 +94,14 @@ def train_shapes(args, sweep_name, wanted, train, data, shared):
 
 def tabulate(rows, shapes):
     """rows {(T, h): {metric: [per seed], "parameters": n}} for every T and h of `shapes`
-    ({h: (width, head_dim)}) -> (table {T: {h: seed_stats per metric, parameters, width,
-    head_dim}}, gains {T: the paired training-accuracy gain from the fewest to the most heads})."""
-    table, gains, few, many = {}, {}, min(shapes), max(shapes)
+    ({h: (width, head_dim)}) -> {T: {h: seed_stats per metric, parameters, width, head_dim}}."""
+    table = {}
     for T in dict.fromkeys(T for T, _ in rows):
         table[str(T)] = {str(h): {**{k: helpers.seed_stats(v) for k, v in rows[(T, h)].items()
                                      if k != "parameters"},
                                   "parameters": rows[(T, h)]["parameters"], "width": width,
                                   "head_dim": head_dim} for h, (width, head_dim) in shapes.items()}
-        gains[str(T)] = {"from": few, "to": many, **helpers.paired_difference(
-            [b - a for a, b in zip(rows[(T, few)]["train"], rows[(T, many)]["train"])],
-            below=f"h={few} fits better", above=f"h={many} fits better")}
-    return table, gains
+    return table
 
 
 def trained_before(earlier, sides, patch, shapes):
@@ -121,46 +119,37 @@ def trained_before(earlier, sides, patch, shapes):
     return known
 
 
-def sweep(args, sweep_name, shapes, train, data, earlier=None, **shared):
-    """One sweep's JSON keys, merged with those of the sweeps that ran before (`earlier`):
-    "accuracy" -> sweep -> T -> h, "train_gain_with_heads" -> sweep -> T (the paired gain from
-    the fewest to the most heads), and, once the fixed-width sweep is in, "gain_difference".
-    shapes {h: (width, head_dim)}; train(run) trains one run; shared: the keys every run of it
-    shares besides the settings (the patch side, the learning rate)."""
-    earlier = earlier or {}
+def train_sweep(args, sweep_name, shapes, train, data, earlier=None, **shared):
+    """Every (side, h) shape of a sweep for every seed: ({(T, h): {"train": [per seed], "valid":
+    [...], "parameters": n}}, the seconds trained). shapes {h: (width, head_dim)}; train(run)
+    trains one run; a shape an earlier sweep (its JSON keys `earlier`) trained with the same
+    width and head dimension is read from it, not trained again, and the printout says so;
+    shared: the keys every run shares besides the settings (the patch side, the learning
+    rate)."""
     sides = list(dict.fromkeys(args.sides))                  # a side named twice runs once
     patch = shared["patch"]
-    known = trained_before(earlier, sides, patch, shapes)
+    known = trained_before(earlier or {}, sides, patch, shapes)
+    for h in sorted({h for _, h in known}):
+        print(f"{sweep_name} h={h}: the shape E={shapes[h][0]}, d={shapes[h][1]} was trained "
+              f"by the earlier sweep; its runs are read, not trained again")
     trained, seconds = train_shapes(args, sweep_name, {
         (side, h): shape for side in sides for h, shape in shapes.items()
         if (side, h) not in known}, train, data, shared)
-    table, gains = tabulate({((side // patch) ** 2, h): known.get((side, h))
-                             or trained[(side, h)] for side in sides for h in shapes}, shapes)
-    keys = {"data": data["name"], "image_side": data["train"][0].shape[-1],
+    return {((side // patch) ** 2, h): known.get((side, h)) or trained[(side, h)]
+            for side in sides for h in shapes}, seconds
+
+
+def sweep_keys(args, sweep_name, shapes, rows, gains, data, seconds, patch, earlier=None):
+    """One sweep's JSON keys, merged with those of the sweeps before it (`earlier`): "accuracy"
+    -> sweep -> T -> h (tabulate), "train_gain_with_heads" -> sweep -> T (the lesson's gains),
+    the data, the lengths and the seconds trained."""
+    earlier = earlier or {}
+    return {"data": data["name"], "image_side": data["train"][0].shape[-1],
             "T": [(side // patch) ** 2 for side in args.sides],
-            "accuracy": {**earlier.get("accuracy", {}), sweep_name: table},
+            "accuracy": {**earlier.get("accuracy", {}), sweep_name: tabulate(rows, shapes)},
             "train_gain_with_heads": {**earlier.get("train_gain_with_heads", {}),
                                       sweep_name: gains},
             "run_seconds": earlier.get("run_seconds", 0) + seconds}
-    if "fixed-width" in keys["accuracy"]:
-        keys["gain_difference"] = gain_difference(keys["train_gain_with_heads"])
-    return keys
-
-
-def gain_difference(gains):
-    """Per T: the fixed-head-dim gain minus the fixed-width gain, seed by seed (the same seeds,
-    the same h_min and h_max in both sweeps): how much of the rise with h comes with the width."""
-    if not {"fixed-head-dim", "fixed-width"} <= set(gains):
-        return {}
-    difference = {}
-    for T, wide in gains["fixed-head-dim"].items():
-        fixed = gains["fixed-width"].get(T)
-        if fixed and (fixed["from"], fixed["to"]) == (wide["from"], wide["to"]):
-            difference[T] = {"from": wide["from"], "to": wide["to"], **helpers.paired_difference(
-                [a - b for a, b in zip(wide["per_seed"], fixed["per_seed"])],
-                below="the rise is larger at a fixed width",
-                above="the width brings part of the rise")}
-    return difference
 
 
 # ----------------------------------------------------------------------------------------------
@@ -233,7 +222,7 @@ def report(result, seeds, sweeps=None):
     """One line per T and sweep (all of `result`'s unless named): the mean training accuracy
     (images at new placements) for each h, the held-out mean beside it, the parameters, and
     the paired gain from the fewest to the most heads; after the fixed-width sweep, per T, the
-    width's part of the gain (gain_difference)."""
+    width's part of the gain (the lesson's widths_part)."""
     sweeps = sweeps or list(result["accuracy"])
     first = next(iter(result["accuracy"][sweeps[0]].values()))
     print(f"training accuracy | held-out, mean over {seeds} seeds ({result['data']}), "

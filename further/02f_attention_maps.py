@@ -3,9 +3,9 @@
 #
 # Theorem 2(1)'s construction (lesson 03) gives each of $h = D$ heads one $a_i$: the head attends
 # to the token that maximises $a_i^\top x(t)$. Do trained heads divide the work the same way?
-# This study trains lesson 02's $h = D - 1$ and $h = D$ models at $T = 32$ (its recipe, seeds
-# and data, so the same models as lesson 02's) and reads where each head attends.
-# `python further/02f_attention_maps.py` (9 s on 2 cores).
+# This study trains lesson 02's $h = D - 1$ and $h = D$ runs at $T = 32$ (its recipe, seeds and
+# data) and reads where each head attends.
+# `python further/02f_attention_maps.py` (12 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """02f · Where each head of lesson 02's trained h = D - 1 and h = D models attends."""

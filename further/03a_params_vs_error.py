@@ -20,7 +20,6 @@ import matplotlib.pyplot as plt
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from engine import lesson03 as engine03  # fit_slope: lesson 03's log-log slope
 from plumbing import Setting, int_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
@@ -78,7 +77,8 @@ def config(argv=None):
 # head count below $D$ and one at $D$. The paper: below $D$, $-\log \mathrm{NMSE}$ grows roughly
 # linearly in $\log(\text{parameters})$ — a power law, shifted up at larger $T$; at $h = D$ the
 # curve is flat or rises (mild overfitting). We fit the slope of $\log_{10}\mathrm{NMSE}$ against
-# $\log_{10}(\text{parameters})$ per $(h, T)$ (`fit_slope`, the slope lesson 03 fits in $\beta$).
+# $\log_{10}(\text{parameters})$ per $(h, T)$ (`helpers.fit_slope`, the slope lesson 03 fits in
+# $\beta$).
 #
 # **The paper's numbers.** Its text gives no slope and no values, and not its widths N. Read off
 # the axes of its Fig. 1b (our paper notes, an estimate, not a number the paper states): the
@@ -127,7 +127,7 @@ def summarise_widths(results):
         table.setdefault(str(h), {})[str(T)] = {
             "widths": widths, "parameters": parameters, "min_nmse": errors,
             "train_nmse": [train for _, train in best],
-            "slope": engine03.fit_slope(parameters, errors)}
+            "slope": helpers.fit_slope(parameters, errors)}
     return table
 
 

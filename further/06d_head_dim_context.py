@@ -848,7 +848,7 @@ if __name__ == "__main__" and args.value_dim is None:     # (the control's own r
 
 # %% [markdown]
 # **What we saw** (`results/06d_head_dim_context_head_dims2-16_value_dim16_full.json`: d = 2 and
-# 16 at L = 16, 64, 256, values of dimension 16, 5 seeds, 1,500 steps; 30 models, 8 min 36 s).
+# 16 at L = 16, 64, 256, values of dimension 16, 5 seeds, 1,500 steps; 30 models, 11 min 44 s).
 # **Most of the gain of head dimension above is the values' width.** With the values fixed at
 # 16, the queries' and keys' dimension 2 → 16 buys +0.012 [−0.003, +0.028] bits at L = 16, +0.015
 # [−0.000, +0.031] at 64 and +0.014 [−0.001, +0.028] at 256 (last quarter), none separated from 0,
@@ -947,7 +947,7 @@ if __name__ == "__main__":
 #
 #     python further/06d_head_dim_context.py          # d = 2, 16 at L = 16, 64, 3 seeds: 2 min 0 s on a 2-core CPU
 #     python further/06d_head_dim_context.py --full   # d = 2 ... 16 at L = 16, 64, 256, 5 seeds: 27 min 34 s
-#     python further/06d_head_dim_context.py --full --value-dim 16 --head-dims 2,16   # the control: 8 min 36 s
+#     python further/06d_head_dim_context.py --full --value-dim 16 --head-dims 2,16   # the control: 11 min 44 s
 #     python further/06d_head_dim_context.py --quick  # seconds; what the tests use
 #     python further/06d_head_dim_context.py --replay results/06d_head_dim_context_full.json --out .   # its analysis: seconds
 #

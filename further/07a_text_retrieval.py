@@ -34,7 +34,7 @@ import plumbing
 from engine import lesson07 as engine                # lesson 07's sweeps' tables and figure
 from plumbing import Setting, int_list, positive_float, positive_int
 
-images = helpers.load_concept("07_real_data")       # its two sweeps' shapes and settings
+images = helpers.load_concept("07_real_data")       # its sweeps' shapes, settings, gains
 
 # %% [markdown]
 # ## Settings
@@ -300,13 +300,13 @@ def run_text(args):
     for sweep, by_h in sweeps.items():
         rows = {(T, h): engine.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
                 for T in lengths for h, (E, _) in by_h.items()}
-        table, gains = engine.tabulate(rows, by_h)
-        text["accuracy"][sweep], text["train_gain_with_heads"][sweep] = table, gains
+        text["accuracy"][sweep] = engine.tabulate(rows, by_h)
+        text["train_gain_with_heads"][sweep] = images.gains_with_heads(rows, min(by_h), max(by_h))
         text["train_drop_with_T"][sweep] = {} if short == long else {
             str(h): {"from": short, "to": long, **helpers.paired_difference(
                 [a - b for a, b in zip(rows[(short, h)]["train"], rows[(long, h)]["train"])],
                 below=f"T={long} fits better", above="falls with T")} for h in by_h}
-    text["gain_difference"] = engine.gain_difference(text["train_gain_with_heads"])
+    text["gain_difference"] = images.widths_part(text["train_gain_with_heads"])
     return {"text": text}
 
 

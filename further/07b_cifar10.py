@@ -222,10 +222,14 @@ def run_sweeps(args, data):
     """Lesson 07's parts on `data`, in its order: the protocol, then the fixed width (which
     reads the shapes the protocol trained)."""
     numbers = {}
-    shapes = planned_shapes(args)
-    for sweep in shapes:
-        numbers = engine.sweep(args, sweep, shapes[sweep], real_data.train_vit, data, numbers,
-                               patch=args.patch, lr=args.lr)
+    for sweep, shapes in planned_shapes(args).items():
+        rows, seconds = engine.train_sweep(args, sweep, shapes, real_data.train_vit, data,
+                                           numbers, patch=args.patch, lr=args.lr)
+        gains = real_data.gains_with_heads(rows, min(shapes), max(shapes))
+        numbers = engine.sweep_keys(args, sweep, shapes, rows, gains, data, seconds, args.patch,
+                                    numbers)
+    if "fixed-width" in numbers.get("accuracy", {}):
+        numbers["gain_difference"] = real_data.widths_part(numbers["train_gain_with_heads"])
     return numbers
 
 

@@ -62,14 +62,14 @@ def test_first_nonvacuous_length():
 
 def test_fit_slope_recovers_a_power_law():
     x = [10, 100, 1000]
-    assert engine.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
+    assert helpers.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
 
 
 def test_the_printout_shows_the_cells_the_text_quotes(capsys):
     """Part a's printout of the committed run holds the beta = 10, 100 and 1000 cells of the
     shortest and longest T, as "What we saw" quotes them, and the fitted slopes."""
     committed = json.loads((ROOT / "results" / "03_bounds.json").read_text(encoding="utf-8"))
-    engine.report_upper_bound(committed)
+    engine.report_upper_bound(committed, bounds.RATE_FROM_BETA)
     printed = capsys.readouterr().out
     assert "every error within its bound: True" in printed
     assert ("T = 8    beta=10: 2.8e-2 (3.7e-2)  beta=100: 2.8e-3 (3.7e-3)  "

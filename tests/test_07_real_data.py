@@ -97,17 +97,6 @@ def test_main_quick_writes_both_sweeps(notebook_run):
             assert len(entry["valid"]["seeds"]) == args.seeds
 
 
-def test_without_the_reference_run_the_lesson_says_so_and_writes_its_results(tmp_path,
-                                                                            monkeypatch, capsys):
-    """The lesson replays results/07_real_data_full.json at its end; a copy of the repository
-    without that file gets one line saying how to make it, and the lesson's own JSON."""
-    import plumbing
-    monkeypatch.setattr(plumbing, "ROOT", tmp_path / "elsewhere")       # no results/ there
-    written = run_quick("07_real_data", tmp_path / "out", "--parts", "fixed-width")
-    assert "fixed-width" in written["accuracy"]
-    assert "07_real_data_full.json is not here" in capsys.readouterr().out
-
-
 def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(notebook_run,
                                                                            tmp_path):
     both = notebook_run("07_real_data")   # the --quick run, as its notebook executes it
@@ -128,19 +117,29 @@ def test_paired_gain_has_the_one_layout(notebook_run):
         assert len(gain["per_seed"]) == 2 and gain["ci95"][0] <= gain["mean"] <= gain["ci95"][1]
 
 
-def test_gain_difference_is_the_paired_difference_of_the_two_gains():
+def test_gains_with_heads_are_per_seed_differences_at_each_T():
+    rows = {(16, 1): {"train": [0.5, 0.6]}, (16, 8): {"train": [0.9, 0.7]},
+            (64, 1): {"train": [0.3, 0.2]}, (64, 8): {"train": [0.2, 0.4]}}
+    gains = real.gains_with_heads(rows, 1, 8)
+    assert list(gains) == ["16", "64"] and gains["16"]["from"] == 1 and gains["16"]["to"] == 8
+    assert gains["16"]["per_seed"] == pytest.approx([0.4, 0.1])
+    assert gains["64"]["per_seed"] == pytest.approx([-0.1, 0.2])
+    assert gains["16"]["mean"] == pytest.approx(0.25)
+
+
+def test_widths_part_is_the_paired_difference_of_the_two_gains():
     """Synthetic gains: per seed 0.3 - 0.1, 0.5 - 0.29, 0.4 - 0.21 -> 0.2, 0.21, 0.19."""
     gains = {"fixed-head-dim": {"64": {"from": 1, "to": 8, "per_seed": [0.3, 0.5, 0.4]}},
              "fixed-width": {"64": {"from": 1, "to": 8, "per_seed": [0.1, 0.29, 0.21]}}}
-    entry = engine.gain_difference(gains)["64"]
+    entry = real.widths_part(gains)["64"]
     assert entry["per_seed"] == pytest.approx([0.2, 0.21, 0.19])
     half = helpers.t_quantile(2) * 0.01 / math.sqrt(3)                 # sample std 0.01
     assert entry["mean"] == pytest.approx(0.2)
     assert entry["ci95"] == pytest.approx([0.2 - half, 0.2 + half])
     assert entry["verdict"] == "the width brings part of the rise"
-    assert engine.gain_difference({"fixed-width": gains["fixed-width"]}) == {}  # one sweep only
+    assert real.widths_part({"fixed-width": gains["fixed-width"]}) == {}  # one sweep only
     gains["fixed-width"]["64"]["to"] = 4                               # different h_max: none
-    assert engine.gain_difference(gains) == {}
+    assert real.widths_part(gains) == {}
 
 
 def test_progress_is_one_line_per_group_and_results_keep_the_runs_order(capsys):
