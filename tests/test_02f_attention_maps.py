@@ -5,7 +5,7 @@ import torch
 
 import helpers
 import plumbing
-from conftest import RUN_KEYS, assert_rejected, run_quick
+from conftest import RUN_KEYS, assert_rejected
 from engine import lesson02 as engine
 
 model_file = helpers.load_concept("02_multihead_model")
@@ -51,10 +51,12 @@ def test_the_maps_of_a_quick_sweep(quick_args):
     assert overlap["same_token"][0][1] == pytest.approx(shared) and overlap["same_token"][0][0] == 1
 
 
-def test_main_quick_writes_one_map_per_head_count(tmp_path):
-    result = run_quick("02f_attention_maps", tmp_path, "--steps", "50")
+def test_main_quick_writes_one_map_per_head_count(notebook_run):
+    result = notebook_run("02f_attention_maps")   # the --quick run, as its notebook executes it
     assert set(result) - RUN_KEYS == {"mechanism", "a_i_overlap"}
     assert set(result["mechanism"]) == {"3", "4"}
+    for h, entry in result["mechanism"].items():
+        assert len(entry["attention_on_targets"]) == int(h)           # one row per head
 
 
 @pytest.mark.parametrize("flags, flag_name", [

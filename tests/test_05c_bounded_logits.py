@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import helpers
-from conftest import RUN_KEYS, assert_rejected, run_quick
+from conftest import RUN_KEYS, assert_rejected
 
 lemma = helpers.load_concept("05c_bounded_logits")
 
@@ -42,9 +42,9 @@ def test_entropy_approaches_uniform_as_L_grows():
     assert entropies[0] < entropies[1] < entropies[2] <= 1
 
 
-def test_main_quick_measures_every_bound_and_length(tmp_path):
+def test_main_quick_measures_every_bound_and_length(notebook_run):
     args = lemma.config(["--quick"])
-    result = run_quick("05c_bounded_logits", tmp_path)
+    result = notebook_run("05c_bounded_logits")   # the --quick run, as its notebook executes it
     assert set(result) - RUN_KEYS == {"lemma"}
     assert [(row["B"], row["L"]) for row in result["lemma"]] == [
         (B, L) for B in args.bounds for L in args.L]
