@@ -40,7 +40,7 @@ SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "L": Setting([16, 32, 64, 128], [16, 32], [16, 32, 64, 128, 256], int_list,
                  "sequence lengths"),
-    "head_dims": Setting([1, 8], [1, 4], [1, 2, 4, 8, 16], int_list,
+    "head_dims": Setting([1, 2, 4, 8], [1, 4], [1, 2, 4, 8, 16], int_list,
                          "head dimensions d, increasing, with --match-rank among them"),
     "caps": Setting([2.0], ..., [2.0, 3.0], float_list,
                     "logit bounds B of the capped heads, e.g. 2 or 2,3"),

@@ -28,11 +28,10 @@ saturation = helpers.load_concept("05_saturation")  # its target, heads and trai
 # %% [markdown]
 # ## Settings
 #
-# Lesson 05's table (its runs, the same flags and presets), with one more head dimension
-# by default, d = 4 between 1 and the full rank 8, so that the cuts have a trained head of
-# middle rank beside them; and `replay`, which draws a committed run again from its JSON instead
-# of training; the committed notebook shows the committed default run this way, and its first
-# lines say which.
+# Lesson 05's table (its runs, the same flags and presets), with head dimensions 1, 4 and 8 by
+# default, so that the cuts have a trained head of middle rank beside them; and `replay`, which
+# draws a committed run again from its JSON instead of training; the committed notebook shows the
+# committed default run this way, and its first lines say which.
 
 # %%
 SETTINGS = {
