@@ -6,7 +6,7 @@
 # sequences". **Its body is not among our sources**; what goes beyond its abstract and reviews is
 # ours, marked **[inferred]**. We state the bounded-logit lemma, then train one head on a target
 # that stays as hard as $L$ grows, with its logits capped and free.
-# `python 05_saturation.py` (59 s on 2 cores)
+# `python 05_saturation.py` (1 min 56 s on 2 cores)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """05 · Softmax saturation: head dimension against sequence length (paper B, Section 5)."""
