@@ -6,7 +6,7 @@
 # easier? Part a sets a training-free oracle beside lesson 05's trained heads; part b shows, on a
 # natural first target (softmax attention over Gaussian tokens), a gain that shrinks because the
 # query alone explains more and more of $y$: the variance split, the oracle beside the trained
-# heads and a flat-spectrum control show it. `python further/05a_confound.py` (33 s on 2
+# heads and a flat-spectrum control show it. `python further/05a_confound.py` (31 s on 2
 # cores); the notebook replays the committed run `results/05a_confound_cuda.json` (one run of
 # lesson 05's runs with this study's parts and 05b's, with torch's CUDA build 2.14.1+cu130 on
 # the CPU, 4 min 3 s). The heads' logits are lesson 05's: 1/√d, free or capped at B.
@@ -294,7 +294,7 @@ if __name__ == "__main__" and not args.replay:
 # does the flat-spectrum control (0.58 → 0.92), while the trained rank-1 head gets better
 # (0.305 → 0.112) by learning the query-only part, which no rank-$r$ SVD cut keeps.
 #
-# **This study's own run** (`python further/05a_confound.py`, 33 s;
+# **This study's own run** (`python further/05a_confound.py`, 31 s;
 # `results/05a_confound.json`, torch 2.13.0+cpu where the run above used 2.14.1+cu130) gives the
 # same oracle, trained numbers, variance split and decaying-spectrum curves to the printed
 # digits, but not the same flat control: its rank-1 cut goes 0.57 → 0.93 (above: 0.58 → 0.92),
