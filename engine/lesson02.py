@@ -83,7 +83,7 @@ def group_label(results):
 
 def train_runs(runs, workers, train):
     """train(run) for every run, in `workers` processes (plumbing.run_sweep), one line per T;
-    the finished runs, each with its model's weights (the attention maps read them)."""
+    the finished runs, each with its model's weights (study 02f's attention maps read them)."""
     return plumbing.run_sweep(runs, workers, train, group_label, sweep_cost,
                               group=lambda run: run["T"])
 

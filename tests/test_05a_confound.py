@@ -59,7 +59,7 @@ def test_match_share_by_a_slow_loop():
 
 
 def test_match_target_does_not_get_easier_for_rank_1_as_L_grows():
-    """The property lesson 05's part b rests on (this study's part-b target fails it)."""
+    """The property lesson 05's target rests on (this study's part-b target fails it)."""
     oracle = {}
     for L in (16, 256):
         x, M, value = saturation.match_task(1000, L, 16, 8, 2, sharpness=3.0, seed=L)

@@ -1,5 +1,5 @@
 """further/05b_low_rank.py: the SVD truncation of a head, the measurements of a trained one, the
-study's runs as file 05's part b, the JSON format, the replays and its refusals."""
+study's runs as file 05's, the JSON format, the replays and its refusals."""
 import math
 
 import pytest
