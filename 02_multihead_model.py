@@ -149,8 +149,8 @@ def parameter_counts(model):
 # %%
 HEAD_DIM = 8      # n, each head's dimension (the paper's)
 WIDTH = 32        # N, the hidden width of the encoder and read-out MLPs (the paper's)
-# Our training recipe, which lessons 03 and 04 train with too (the paper gives no learning rate,
-# batch size or step count): the sizes above, the default learning rate, no checkpoints.
+# Our training recipe, which lesson 04 and study 03a train with too (the paper gives no learning
+# rate, batch size or step count): the sizes above, the default learning rate, no checkpoints.
 RECIPE = {"head_dim": HEAD_DIM, "width": WIDTH, "batch_size": SETTINGS["batch_size"].default,
           "lr": SETTINGS["lr"].default, "evaluate_every": 0}
 
@@ -213,7 +213,8 @@ if __name__ == "__main__":
 # mean, std), and the drop at the knee, ours to name: the error at $h = D - 1$ over that at
 # $h = D$. Paper A selects "the minimal validation error achieved across seeds", but its Table 2
 # prints the **mean** over seeds (Table 3 and Fig. 1 read as minima [inferred, our digest]), so
-# we compute both and put our mean drop beside Table 2's. The figure is Fig. 1a.
+# we compute both and put our mean drop beside Table 2's. The figure redraws Fig. 1a with our
+# means, a dot per seed.
 
 # %%
 def drop_at_the_knee(nmse, D, statistic):

@@ -90,7 +90,7 @@ if __name__ == "__main__":
 # $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep their share of the
 # attention at every $L$, and $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$. A free head of dimension
 # $r$ represents the target exactly at every $L$; a capped one cannot concentrate on 2 of $L$
-# tokens once $L \gg 2e^{2B}$.
+# tokens once $L \ge 2 + 2e^{2B}$ (study 05c).
 
 # %%
 SHARPNESS = 3.0     # the target's logit scale is SHARPNESS * log L
@@ -265,7 +265,7 @@ if __name__ == "__main__":
 # With logits capped at $B = 2$ the same gain *shrinks* (0.41 → 0.09; change −0.32
 # [−0.34, −0.31]) because the capped rank-8 head cannot concentrate on its matches ($E(8)$ rises
 # 0.345 → 0.884), the direction the lemma points; the fall starts well below its threshold
-# $L \gg 2e^{2B} \approx 109$. The whole curve says the same: at $L = 128$, $E(d)$ for
+# $L \ge 2 + 2e^{2B} \approx 111$. The whole curve says the same: at $L = 128$, $E(d)$ for
 # $d = 1, 2, 4, 8$ is 0.974, 0.965, 0.931, 0.884 capped (each dimension buys little) and 0.972,
 # 0.934, 0.714, 0.003 free. So on this target saturation appears with the cap $B = 2$ and not
 # with free logits.

@@ -2,13 +2,13 @@
 # # 07 · The head count on real data: digits at a random place in a larger frame
 #
 # Paper A (arXiv 2510.06662, §6.2, App. B.3, Tables 8–9) trains a vision transformer on CIFAR-10
-# images placed at random in a larger frame: training accuracy rises with the head count. Its
-# protocol fixes the head dimension, so more heads also means a wider model. This lesson runs it
-# on scikit-learn's 8 × 8 digits (no download), beside a fixed total width, the control the paper
-# lacks on images. `python 07_real_data.py` (1 min 29 s on 2 cores)
+# images placed at random in a larger frame: training accuracy rises with the head count. This
+# lesson runs its protocol on scikit-learn's 8 × 8 digits (no download). The protocol fixes the
+# head dimension, so more heads also means a wider model; study 07c adds the control at a fixed
+# width. `python 07_real_data.py` (1 min 29 s on 2 cores)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-"""07 · The head count on real data: digits at a random place, at a growing and a fixed width."""
+"""07 · The head count on real data: digits at a random place in a larger frame."""
 import sys
 from pathlib import Path
 
@@ -25,28 +25,27 @@ from plumbing import Setting, int_list, positive_int
 def config(argv=None):
     """Parse the flags of SETTINGS; refusals ends a run that cannot finish, in one line."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=refusals,
-                           full="5 seeds, T = 16 and 64, 1,500 steps: 34 min 29 s on 2 cores")
+                           full="5 seeds, T = 16 and 64, 1,500 steps")
 
 
 def refusals(args):
-    """Frames that cannot hold a digit in whole patches, a --width no h divides, one seed."""
+    """Frames that cannot hold a digit in whole patches, one seed."""
     return (engine.frame_refusals(args.sides, DIGITS_SIDE, PATCH)
-            + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
+            + engine.sweep_refusals(args, fixed_width=False))
 
 
 # %%
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "sides": Setting([16], [8, 12], [8, 16], int_list, "frame sides, even, >= 8: T = (side/2)^2"),
-    "heads": Setting([1, 2, 4, 8], [1, 2], ..., int_list, "head counts h of both sweeps"),
-    "head_dim": Setting(8, 4, ..., positive_int, "d of the fixed-head-dim sweep (E = h d)"),
-    "width": Setting(32, 8, ..., positive_int, "E of the fixed-width sweep (d = E / h)"),
+    "heads": Setting([1, 2, 4, 8], [1, 2], ..., int_list, "head counts h"),
+    "head_dim": Setting(8, 4, ..., positive_int, "each head's dimension d (width E = h d)"),
     "layers": Setting(2, 1, ..., positive_int, "transformer blocks"),
     "batch_size": Setting(64, 32, ..., positive_int, "images per step"),
     "seeds": Setting(2, ..., 5, positive_int, "seeds, paired across h"),
     "steps": Setting(400, 30, 1500, positive_int, "training steps per run"),
 }
-PARTS = {"fixed-head-dim": (), "fixed-width": ()}  # part a, part b
+PARTS = {"fixed-head-dim": ()}  # the paper's protocol (study 07c adds "fixed-width")
 DIGITS_SIDE = 8           # s0, a digit's side in pixels
 PATCH = 2                 # patch side P in pixels
 if __name__ == "__main__":
@@ -54,7 +53,7 @@ if __name__ == "__main__":
     run = plumbing.Run("07_real_data", args, PARTS)
 
 # %% [markdown]
-# ## Part a: the paper's protocol
+# ## The paper's protocol
 #
 # **The paper** (§6.2, App. B.3, Table 8). Each CIFAR-10 image sits at a random place in a
 # larger frame filled with its border colours, so the positions cannot simply ignore the
@@ -205,7 +204,6 @@ def fixed_head_dim_shapes(args):
 
 if __name__ == "__main__":
     digits = load_digits()
-if __name__ == "__main__" and "fixed-head-dim" in args.parts:
     protocol = fixed_head_dim_shapes(args)
     protocol_rows, seconds = engine.train_sweep(args, "fixed-head-dim", protocol, train_vit,
                                                 digits, patch=PATCH, lr=LR)
@@ -225,7 +223,7 @@ def gains_with_heads(rows, few, many):
             for T in dict.fromkeys(T for T, _ in rows)}
 
 
-if __name__ == "__main__" and "fixed-head-dim" in args.parts:
+if __name__ == "__main__":
     gains = gains_with_heads(protocol_rows, min(protocol), max(protocol))
     fixed_head_dim = run.record(engine.sweep_keys(args, "fixed-head-dim", protocol, protocol_rows,
                                                   gains, digits, seconds, PATCH))
@@ -239,69 +237,20 @@ if __name__ == "__main__" and "fixed-head-dim" in args.parts:
 # useful interval (the printed one spans more than the gain), so the reference run below decides.
 
 # %% [markdown]
-# ## Part b: a fixed width, the control the paper lacks on images
-#
-# The protocol's $h = 8$ model is 8 times as wide as its $h = 1$ model, with 44 times its
-# parameters (104778 against 2354), so a rise with $h$ may be width. Paper A removes this
-# confound on synthetic data (Table 3), not on images. **Ours**: $E$ fixed, $d = E / h$: every
-# $h$ has the same parameters (tested), so a rise is the head count's. **Against it**: flat
-# accuracy in $h$ (narrow heads at $h = 8$, $d = 4$, and few seeds could hide an effect
-# [inferred]). Per seed, the protocol's gain minus this sweep's (`widths_part`) is the part of
-# the rise the width brings. At $E = 32$, $h = 4$ has $d = 8$: part a's $h = 4$ model, whose runs
-# are read rather than trained again. The figure draws part a's means dashed.
-
-# %%
-def fixed_width_shapes(args):
-    """{h: (width, head_dim)}: E fixed, d = E / h, for the head counts that divide E."""
-    return {h: (args.width, args.width // h) for h in args.heads if args.width % h == 0}
-
-
-def widths_part(gains):
-    """Per T, the protocol's gain minus the fixed-width gain, seed by seed: the part of the rise
-    with h that the width brings (where both sweeps ran, from the same fewest to most heads)."""
-    if "fixed-head-dim" not in gains:
-        return {}
-    protocol, same_width = gains["fixed-head-dim"], gains["fixed-width"]
-    return {T: {"from": wide["from"], "to": wide["to"], **helpers.paired_difference(
-                [a - b for a, b in zip(wide["per_seed"], same_width[T]["per_seed"])],
-                below="the rise is larger at a fixed width",
-                above="the width brings part of the rise")}
-            for T, wide in protocol.items()
-            if (same_width[T]["from"], same_width[T]["to"]) == (wide["from"], wide["to"])}
-
-
-if __name__ == "__main__" and "fixed-width" in args.parts:
-    same_width = fixed_width_shapes(args)
-    rows, seconds = engine.train_sweep(args, "fixed-width", same_width, train_vit, digits,
-                                       run.numbers, patch=PATCH, lr=LR)
-    gains = gains_with_heads(rows, min(same_width), max(same_width))
-    fixed_width = engine.sweep_keys(args, "fixed-width", same_width, rows, gains, digits,
-                                    seconds, PATCH, run.numbers)
-    fixed_width["gain_difference"] = widths_part(fixed_width["train_gain_with_heads"])
-    run.record(fixed_width)
-    run.figure(engine.plot_fixed_width(fixed_width), "07_heads_on_images")
-    engine.report(fixed_width, args.seeds, ["fixed-width"])
-
-# %% [markdown]
-# **What we saw.** At width 32 (27818 parameters for every $h$): 0.431 (h = 1), 0.511, 0.520,
-# 0.596 (h = 8); h = 8 − h = 1: +0.165; the width's part: +0.136 — two seeds again give no
-# useful interval.
-
-# %% [markdown]
 # ## The reference run
 #
-# **What we saw** (`python 07_real_data.py --full`: 5 seeds, 1,500 steps, $T = 16$ and 64,
-# 34 min 29 s; `results/07_real_data_full.json`, figure `figures/07_heads_on_images_full.png`).
-# At $T = 64$ the protocol rises 0.545, 0.663, 0.719, 0.825 for $h = 1, 2, 4, 8$,
-# **+0.281 [+0.231, +0.331]**: the paper's rise, at lower accuracies [paper: 95.1 % at h = 8] (other
-# images, 2 layers, 1,500 steps). At a fixed width: 0.634, 0.682, 0.719, 0.775,
-# **+0.141 [+0.113, +0.169]**: at equal parameters more heads still fit the training digits better;
-# the width's part, **+0.140 [+0.096, +0.184]**, is about half of the protocol's rise. At $T = 16$
-# (the digit fills its frame) almost every training digit fits (0.978 at h = 1, 1.000 from h = 2;
-# the protocol's +0.022 [+0.015, +0.030] is all width): the larger frame makes the task hard.
-# Held-out digits rise with $h$ too (0.538 → 0.787 at $T = 64$), while the paper's validation
-# accuracy peaks near $h = 8$–14 [paper: Table 9]. Training accuracy after a fixed number of steps
-# measures expressivity and ease of optimisation together; we cannot tell them apart here.
+# **What we saw** (`python 07_real_data.py --full` at commit f337109, which also trained study
+# 07c's fixed-width sweep: 5 seeds, 1,500 steps, $T = 16$ and 64, 34 min 29 s;
+# `results/07_real_data_full.json`). At $T = 64$ the protocol rises 0.545, 0.663, 0.719, 0.825 for
+# $h = 1, 2, 4, 8$, **+0.281 [+0.231, +0.331]**: the paper's rise, at lower accuracies
+# [paper: 95.1 % at h = 8] (other images, 2 layers, 1,500 steps). At $T = 16$ (the digit fills
+# its frame) almost every training digit fits (0.978 at h = 1, 1.000 from h = 2;
+# +0.022 [+0.015, +0.030]): the larger frame makes the task hard. Held-out digits rise with $h$
+# too (0.538 → 0.787 at $T = 64$), while the paper's validation accuracy peaks near $h = 8$–14
+# [paper: Table 9]. Training accuracy after a fixed number of steps measures expressivity and
+# ease of optimisation together; we cannot tell them apart here. At a fixed width (study 07c)
+# the rise is about half as large, +0.141 [+0.113, +0.169]: more heads still fit better at equal
+# parameters.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -311,14 +260,16 @@ if __name__ == "__main__" and "fixed-width" in args.parts:
 # | claim | paper A (CIFAR-10, Table 8) | ours (digits) |
 # |---|---|---|
 # | more heads fit better, $d$ fixed | $T = 65$: 47.8 → 95.1 % from $h = 1$ to 8 | default (2 seeds): +0.301; `--full`: 0.545 → 0.825, +0.281 [+0.231, +0.331] |
-# | … and it is the head count, not the width | not tested on images | width 32, `--full`: +0.141 [+0.113, +0.169]; the width's part +0.140 [+0.096, +0.184] |
+# | … and it is the head count, not the width | not tested on images | study 07c, width 32, `--full`: +0.141 [+0.113, +0.169]; the width's part +0.140 [+0.096, +0.184] |
 #
 # ## Going further
 #
 # - [07a · Text retrieval and paper A's law](07a_text_retrieval.ipynb): both sweeps on
 #   retrieval among hard negatives (Table 6).
-# - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb): these sweeps on CIFAR-10, up to the
+# - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb): both sweeps on CIFAR-10, up to the
 #   paper's grid (a download and a GPU; not run here).
+# - [07c · A fixed width](07c_fixed_width.ipynb): the control the paper lacks on images, equal
+#   parameters for every $h$.
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 # %% [markdown]
 # # 07a · The head count on text retrieval (a study of 07)
 #
-# Paper A (arXiv 2510.06662, §6.2, Table 6) finds on MS MARCO that training accuracy falls with
-# the number of candidate passages T for few heads, and hardly from h ≈ 12 on. Does that hold on a
-# corpus that needs no download, the standard library's own docstrings, with lesson 07's two
-# sweeps (head dimension fixed, width fixed)? And does paper A's law Err(h, T) fit our errors as
-# it fits Table 6? The encoder's blocks are lesson 06's (logits scaled by 1/√d, nothing capping
-# them). `python further/07a_text_retrieval.py` (1 min 9 s on 2 cores)
+# Paper A (arXiv 2510.06662, §6.2, Table 6) finds on MS MARCO that training accuracy falls with the
+# number of candidate passages T for few heads, and hardly from h ≈ 12 on. Does that hold on a
+# corpus that needs no download, the standard library's own docstrings, with lesson 07's protocol
+# and study 07c's fixed width? And does paper A's law Err(h, T) fit our errors as it fits Table 6?
+# The encoder's blocks are lesson 06's (logits scaled by 1/√d, nothing capping them).
+# `python further/07a_text_retrieval.py` (1 min 9 s on 2 cores)
 
 # %%
 """07a · Text retrieval among hard negatives: the head count beside paper A's Table 6."""
@@ -35,6 +35,7 @@ from engine import lesson07 as engine                # lesson 07's sweeps' table
 from plumbing import Setting, int_list, positive_float, positive_int
 
 images = helpers.load_concept("07_real_data")       # its sweeps' shapes, settings, gains
+fixed_width = helpers.load_concept("07c_fixed_width")  # the fixed-width sweep and its part
 
 # %% [markdown]
 # ## Settings
@@ -45,8 +46,8 @@ images = helpers.load_concept("07_real_data")       # its sweeps' shapes, settin
 
 # %%
 SETTINGS = {
-    **{name: images.SETTINGS[name] for name in ("heads", "head_dim", "width", "batch_size",
-                                                "seeds")},
+    **{name: fixed_width.SETTINGS[name] for name in ("heads", "head_dim", "width", "batch_size",
+                                                     "seeds")},
     "lr": Setting(images.LR, ..., ..., positive_float,
                   "AdamW's peak learning rate (warm-up, then cosine to zero)"),
     "text_T": Setting([8, 16, 32], [4, 8], [8, 16, 32, 64], int_list,
@@ -282,7 +283,7 @@ def run_text(args):
     difference, the drop from the shortest to the longest list per h, chance, frozen cosine."""
     corpus, lengths = text_corpus(), list(dict.fromkeys(args.text_T))  # before the fork
     sweeps = {"fixed-head-dim": images.fixed_head_dim_shapes(args),
-              "fixed-width": images.fixed_width_shapes(args)}
+              "fixed-width": fixed_width.fixed_width_shapes(args)}
     shapes = sorted({shape + (h,) for by_h in sweeps.values() for h, shape in by_h.items()})
     runs = [dict(T=T, heads=h, width=width, head_dim=head_dim, seed=args.seed + s,
                  steps=args.text_steps, batch_size=args.batch_size, lr=args.lr,
@@ -306,7 +307,7 @@ def run_text(args):
             str(h): {"from": short, "to": long, **helpers.paired_difference(
                 [a - b for a, b in zip(rows[(short, h)]["train"], rows[(long, h)]["train"])],
                 below=f"T={long} fits better", above="falls with T")} for h in by_h}
-    text["gain_difference"] = images.widths_part(text["train_gain_with_heads"])
+    text["gain_difference"] = fixed_width.widths_part(text["train_gain_with_heads"])
     return {"text": text}
 
 

@@ -2,11 +2,11 @@
 # # 07b · Lesson 07 on CIFAR-10, the paper's own data (a study of 07)
 #
 # Paper A (arXiv 2510.06662, §6.2, App. B.3, Tables 8–9) reports its head count on CIFAR-10 at a
-# random place in frames of side 64 to 256. Do lesson 07's two sweeps (head dimension fixed, width
-# fixed) find its rise with $h$ there? With `--data-dir DIR` this study trains them on the official
-# archive (downloaded once, MD5-checked); without it, it trains nothing, prints what it would run
-# and draws Table 8: all its notebook does. `python further/07b_cifar10.py --data-dir DIR` (not
-# run here: it needs a GPU; untested at scale)
+# random place in frames of side 64 to 256. Do lesson 07's protocol and study 07c's control (head
+# dimension fixed, width fixed) find its rise with $h$ there? With `--data-dir DIR` this study
+# trains them on the official archive (downloaded once, MD5-checked); without it, it trains nothing,
+# prints what it would run and draws Table 8: all its notebook does.
+# `python further/07b_cifar10.py --data-dir DIR` (not run here: it needs a GPU; untested at scale)
 
 # %%
 """07b · Lesson 07's two sweeps on CIFAR-10 (paper A, Section 6.2, Tables 8-9), or a dry run."""
@@ -29,6 +29,7 @@ from plumbing import Setting, int_list, positive_float, positive_int
 from engine import lesson07 as engine  # lesson 07's sweeps, tables and Table 8
 
 real_data = helpers.load_concept("07_real_data")  # its data placement, ViT and sweeps' shapes
+fixed_width = helpers.load_concept("07c_fixed_width")  # the fixed-width sweep and its part
 
 # %% [markdown]
 # ## Settings
@@ -56,7 +57,7 @@ SETTINGS = {
     "n_train": Setting(50000, 200, 50000, positive_int, "training images"),
     "n_valid": Setting(10000, 60, 10000, positive_int, "held-out images"),
 }
-PARTS = real_data.PARTS   # the lesson's two sweeps
+PARTS = fixed_width.PARTS   # lesson 07's sweep and study 07c's
 PAPER_TABLE_9 = ("validation accuracy falls with T for every h; at T = 65 about 69.7-69.8 % "
                  "for h = 8 to 14 (its best), 65.1 % at h = 24; at T = 1025 56.2 % at h = 8, "
                  "48.4 % at h = 24")  # paper A, Table 9: the cells our notes keep
@@ -175,16 +176,16 @@ if __name__ == "__main__":
 # (47.8 → 40.0 % at $h = 1$) and hardly from $h \approx 10$ (98.1 → 96.7 %): its transition.
 # Table 9's validation accuracy does not follow (best near $h = 8$–14, lower at $h = 24$).
 #
-# **Ours**: lesson 07's two sweeps (`engine.sweep` with its `train_vit`) on CIFAR-10. The
-# figure draws Table 8 (a line per $T$) and, after a run, our training accuracy per sweep at
+# **Ours**: lesson 07's and study 07c's sweeps (`engine.train_sweep` with `train_vit`) on CIFAR-10.
+# The figure draws Table 8 (a line per $T$) and, after a run, our training accuracy per sweep at
 # each of our $T$. **Against the paper**: flat training accuracy in $h$ at $d = 16$; against the
-# head count itself, a rise the fixed-width sweep does not repeat (as on digits, lesson 07).
+# head count itself, a rise the fixed-width sweep does not repeat (as on digits, study 07c).
 
 # %%
 def planned_shapes(args):
     """{sweep: {h: (width, head_dim)}} of the parts asked for (lesson 07's shapes)."""
     shapes = {"fixed-head-dim": real_data.fixed_head_dim_shapes(args),
-              "fixed-width": real_data.fixed_width_shapes(args)}
+              "fixed-width": fixed_width.fixed_width_shapes(args)}
     return {sweep: by_h for sweep, by_h in shapes.items() if sweep in args.parts}
 
 
@@ -229,7 +230,7 @@ def run_sweeps(args, data):
         numbers = engine.sweep_keys(args, sweep, shapes, rows, gains, data, seconds, args.patch,
                                     numbers)
     if "fixed-width" in numbers.get("accuracy", {}):
-        numbers["gain_difference"] = real_data.widths_part(numbers["train_gain_with_heads"])
+        numbers["gain_difference"] = fixed_width.widths_part(numbers["train_gain_with_heads"])
     return numbers
 
 
@@ -300,7 +301,7 @@ if __name__ == "__main__":
 # |---|---|---|---|
 # | more heads fit better, $d$ fixed | $T = 65$: 47.8 % ($h = 1$) → 95.1 % ($h = 8$) | not run | — |
 # | the fall with $T$ ends near $h = 10$ | $h = 1$: 47.8 → 40.0 %; $h = 10$: 98.1 → 96.7 % ($T = 65 \to 1025$) | not run | — |
-# | the rise is the head count, not the width | not tested | not run (digits, lesson 07: +0.141 [+0.113, +0.169] at a fixed width) | ours only |
+# | the rise is the head count, not the width | not tested | not run (digits, study 07c: +0.141 [+0.113, +0.169] at a fixed width) | ours only |
 #
 # This study is the bridge from lesson 07's digits to the paper's scale; until it runs, the
 # paper's numbers above are the only CIFAR-10 numbers here.
