@@ -1,13 +1,14 @@
 # %% [markdown]
 # # 06 · Spending a fixed attention budget across heads, head dimensions and layers
 #
-# Paper B (arXiv 2510.03784) trades heads against head dimension at a fixed budget (§4) and
-# allocates the budget by layer (§6). Its tasks are not in our sources; ours are reconstructions:
-# both sides of a fixed budget (a), then allocations at equal budgets on two tasks (b).
+# Paper B (arXiv 2510.03784, §6) allocates an attention budget by layer: early layers extract
+# information and need the richer attention, later layers can be thinner. Its tasks are not in
+# our sources; ours are reconstructions: allocations at equal budgets on two tasks whose match
+# sits in different layers (study 06g spends one budget on heads against head dimension, §4).
 # `python 06_allocation.py` (1 min 36 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-"""06 · Allocating attention heads and head dimensions across layers (paper B, Sections 4, 6)."""
+"""06 · Allocating attention heads and head dimensions across layers (paper B, Section 6)."""
 import math
 import sys
 from pathlib import Path
@@ -25,28 +26,21 @@ from plumbing import Setting, int_list, positive_int
 def config(argv=None):
     """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="H up to 32, more seeds and steps", refusals=engine.refusals)
+                           full="more seeds and steps", refusals=engine.refusals)
 
 
 # %%
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, "part: what it sets")
-    "fixed_heads": Setting([1, 4, 16], [1, 2, 8], [1, 2, 4, 8, 16, 32], int_list,
-                           "a: head counts H"),
-    "queries": Setting(4, 2, 4, positive_int, "a: queries M of the last token"),
-    "key_dim": Setting(8, 4, 8, positive_int, "a, b: key dimension p; b's rich head dimension"),
-    "memory": Setting(16, 8, 16, positive_int, "a: memory tokens L"),
-    "fixed_seeds": Setting(2, 1, 3, positive_int, "a: seeds per H"),
-    "fixed_steps": Setting(1500, 100, 3000, positive_int, "a: training steps per run"),
-    "seeds": Setting(5, 2, 5, positive_int, "b: paired seeds"),
-    "steps": Setting(800, 100, 2000, positive_int, "b: training steps per run"),
-    "width": Setting(48, 16, 48, positive_int, "a: model width E"),
-    "T": Setting(12, 8, 12, positive_int, "b: sequence length"),
-    "compare_width": Setting(32, 16, 32, positive_int, "b: model width E"),
-    "n_train": Setting(20000, 1000, 40000, positive_int, "a, b: training sequences"),
-    "n_valid": Setting(2000, 300, 4000, positive_int, "a, b: validation sequences"),
+    "key_dim": Setting(8, 4, 8, positive_int, "key dimension p, the rich head dimension"),
+    "seeds": Setting(5, 2, 5, positive_int, "paired seeds"),
+    "steps": Setting(800, 100, 2000, positive_int, "training steps per run"),
+    "T": Setting(12, 8, 12, positive_int, "sequence length"),
+    "compare_width": Setting(32, 16, 32, positive_int, "model width E"),
+    "n_train": Setting(20000, 1000, 40000, positive_int, "training sequences"),
+    "n_valid": Setting(2000, 300, 4000, positive_int, "validation sequences"),
 }
-PARTS = {"a": (), "b": ()}
+PARTS = {"allocations": ()}  # the lesson is one part (study 06g: the fixed budget)
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06_allocation", args, PARTS)
@@ -100,12 +94,14 @@ BATCH_SIZE = 64    # sequences per step
 
 
 def train_one(run):
-    """One model of `run` on its task; the first n_train sequences train."""
-    n = run["n_train"] + run["n_valid"]
-    if run["task"] == "recall":                                             # part a
-        x, y, _ = recall_task(n, run["T"] - 1, run["dim"], run["n_queries"], run["data_seed"])
-    else:                                                                   # part b
-        x, y = TASKS[run["task"]](n, run["T"], run["dim"], run["data_seed"])
+    """One model of `run` on its task (TASKS, below)."""
+    x, y = TASKS[run["task"]](run["n_train"] + run["n_valid"], run["T"], run["dim"],
+                              run["data_seed"])
+    return train_on(run, x, y)
+
+
+def train_on(run, x, y):
+    """Train run's allocation on x [n, T, token_dim], y [n]; the first n_train sequences train."""
     train, valid = helpers.standardised_split(x.to(run["device"]), y.to(run["device"]),
                                               run["n_train"])
     helpers.seed_everything(run["seed"])
@@ -118,94 +114,7 @@ def train_one(run):
 
 
 # %% [markdown]
-# ## a. Both sides of the fixed-budget trade-off
-#
-# **The paper's claim** [summary]: at a fixed budget $H d$, too few heads and too small a head
-# dimension both hurt (§4, Eq. 3, not in our sources).
-#
-# **Multi-query recall** [inferred: our task]. $L$ memory tokens carry a key $k_s$ on the unit
-# sphere of $\mathbb R^p$ and a value $v_s \in \mathbb R^2$; a last token carries copies of $M$
-# stored keys $k_{s_1}, \dots, k_{s_M}$, each in its own slot. The target:
-#
-# $$y = \sum_{m=1}^{M} c_m^\top v_{s_m}, \qquad
-#   c_m = (\cos \tfrac{m\pi}{M}, \sin \tfrac{m\pi}{M}).$$
-#
-# One block of $H$ heads of dimension $d = Mp/H$. With $d < p$ a head's score sees only $d$ of
-# the key's $p$ directions (lesson 05); with $H < M$ one head serves several queries and returns an
-# *average* of their values, which no read-out can split (lesson 02).
-
-# %%
-def unit_keys(n, seq_len, dim, generator):
-    """[n, L, p], uniform on the unit sphere"""
-    keys = torch.randn(n, seq_len, dim, generator=generator)
-    return keys / keys.norm(dim=-1, keepdim=True)
-
-
-def recall_task(n, seq_len, dim, n_queries, seed):
-    """x [n, L+1, (M+1)p + 2] (key | M query slots | value), y [n], and (keys, values,
-    queries) for study 06f's oracle."""
-    generator = torch.Generator().manual_seed(seed)
-    keys = unit_keys(n, seq_len, dim, generator)
-    values = torch.randn(n, seq_len, 2, generator=generator)
-    picked = torch.rand(n, seq_len, generator=generator).argsort(dim=1)[:, :n_queries]
-    queries = keys.gather(1, picked[..., None].expand(-1, -1, dim))         # [n, M, p]
-    memory = torch.cat([keys, torch.zeros(n, seq_len, n_queries * dim), values], dim=-1)
-    last = torch.cat([torch.zeros(n, 1, dim), queries.reshape(n, 1, n_queries * dim),
-                      torch.zeros(n, 1, 2)], dim=-1)
-    angles = torch.arange(1, n_queries + 1) * math.pi / n_queries
-    read = torch.stack([angles.cos(), angles.sin()], dim=1)                 # c_m, [M, 2]
-    answers = values.gather(1, picked[..., None].expand(-1, -1, 2))         # v_{s_m}, [n, M, 2]
-    y = (answers * read).sum(dim=(1, 2))
-    return torch.cat([memory, last], dim=1), y, (keys, values, queries)
-
-
-# %% [markdown]
-# The runs: one block of $H$ heads of dimension $Mp/H$ for each $H$, `fixed_seeds` seeds each.
-
-# %%
-def fixed_budget_runs(args):
-    """Part a's runs (plain dicts): every H of --fixed-heads with its seeds."""
-    budget = args.queries * args.key_dim                                    # M p = H d
-    return [dict(task="recall", T=args.memory + 1, n_queries=args.queries, H=H, dim=args.key_dim,
-                 layers=[(H, budget // H)], width=args.width, steps=args.fixed_steps,
-                 n_train=args.n_train, n_valid=args.n_valid, device=args.device,
-                 seed=args.seed + s, data_seed=args.seed + s, name=f"a: H={H} d={budget // H}")
-            for H in args.fixed_heads for s in range(args.fixed_seeds)]
-
-
-if __name__ == "__main__" and "a" in args.parts:
-    recall_runs = engine.sweep(fixed_budget_runs(args), args.workers, train_one,
-                               lambda run: run["name"])
-
-# %% [markdown]
-# **The result**: each $H$'s validation NMSE over its seeds (`helpers.seed_stats`), and the $H$
-# at which each seed is lowest.
-
-# %%
-def lowest_per_seed(trained):
-    """For each seed, the H whose validation NMSE is lowest (trained: {H: seed_stats})."""
-    seeds = zip(*(entry["seeds"] for entry in trained.values()))
-    return [int(min(zip(trained, errors), key=lambda pair: pair[1])[0]) for errors in seeds]
-
-
-if __name__ == "__main__" and "a" in args.parts:
-    trained = {str(H): helpers.seed_stats(helpers.by_seed(recall_runs, "valid_nmse", H=H))
-               for H in args.fixed_heads}
-    fixed = run.record({"fixed_budget": {
-        "H": args.fixed_heads, "budget": args.queries * args.key_dim, "M": args.queries,
-        "p": args.key_dim, "trained": trained, "best_H_per_seed": lowest_per_seed(trained)}})
-    run.figure(engine.plot_fixed_budget(fixed), "06_fixed_budget")
-    engine.report_fixed_budget(fixed)
-
-# %% [markdown]
-# **What we saw** (2 seeds, 1,500 steps). Validation NMSE for H = 1, 4, 16: 0.732, **0.049**,
-# 0.675. The lowest error is at H = M = 4 for both seeds, 15× and 14× below the ends; a
-# hand-built oracle with nothing to train is lowest at H = M too (study 06f), so the U does not
-# come from training alone. Paper B's best H [reviewers: 8, on its 4-gram task] is not like for
-# like: ours is set by our M queries (study 06b runs paper B's task).
-
-# %% [markdown]
-# ## b. Allocations that can win or lose
+# ## Allocations that can win or lose
 #
 # **The paper's claim** [summary]: early layers extract information and need enough heads;
 # later layers can be smaller (§6; its tasks and numbers are not in our sources).
@@ -219,6 +128,12 @@ if __name__ == "__main__" and "a" in args.parts:
 #   and $y \propto \sum_{t \le s} v_t$; layer 1 can only form running sums.
 
 # %%
+def unit_keys(n, seq_len, dim, generator):
+    """[n, T, p], uniform on the unit sphere"""
+    keys = torch.randn(n, seq_len, dim, generator=generator)
+    return keys / keys.norm(dim=-1, keepdim=True)
+
+
 def match_aggregate_task(n, seq_len, dim, seed):
     """x [n, T, 2p + 1] = [k_t | q_t = k_pi(t) | v_t], y [n] ~ sum_{t>=1} v_pi(t)."""
     generator = torch.Generator().manual_seed(seed)
@@ -267,18 +182,18 @@ def allocations(rich, poor):
 
 
 def allocation_runs(args, compared):
-    """Part b's runs: every allocation on every task, --seeds paired seeds each."""
+    """Every allocation on every task, --seeds paired seeds each."""
     return [dict(task=task, T=args.T, dim=args.key_dim, layers=layers, allocation=name,
                  width=args.compare_width, steps=args.steps, n_train=args.n_train,
                  n_valid=args.n_valid, device=args.device, seed=args.seed + s,
-                 data_seed=args.seed + s, name=f"b: {task} {name}")
+                 data_seed=args.seed + s, name=f"{task} {name}")
             for task in TASKS for name, layers in compared.items() for s in range(args.seeds)]
 
 
-if __name__ == "__main__" and "b" in args.parts:
+if __name__ == "__main__":
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
     allocation_results = engine.sweep(allocation_runs(args, compared), args.workers, train_one,
-                                      lambda run: f"b: {run['task']}")
+                                      lambda run: run["task"])
 
 # %% [markdown]
 # **The result**: each allocation's NMSE over its seeds, and two paired differences with 95 %
@@ -303,7 +218,7 @@ def compare_allocations(results, compared, task):
                        for first, second in PAIRS}}
 
 
-if __name__ == "__main__" and "b" in args.parts:
+if __name__ == "__main__":
     comparison = run.record({"comparison": {
         task: compare_allocations(allocation_results, compared, task) for task in TASKS}})
     run.figure(engine.plot_allocations(comparison), "06_allocations")
@@ -327,7 +242,7 @@ if __name__ == "__main__":
 #
 # | claim | paper B | ours | where we differ |
 # |---|---|---|---|
-# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where Eq. (3) predicted 32 (Fig. 2) | lowest at H = M = 4: 0.049 against 0.732 and 0.675 | our task and its M set our optimum |
+# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where Eq. (3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4, 0.049 against 0.732 and 0.675 | our task and its M set our optimum |
 # | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back −0.175 and +0.167 | the rich layer must be where the match is |
 # | later layers can be thinner (§6) | no number in our sources | one head fewer in the last layer: +0.000 and +0.005 | no clear difference; no margin was set |
 #
@@ -342,3 +257,4 @@ if __name__ == "__main__":
 # - [06d · Does head dimension buy less at longer contexts?](06d_head_dim_context.ipynb)
 # - [06e · The allocation rules as a function](06e_allocation_rules.ipynb)
 # - [06f · A hand-built oracle and a no-match baseline](06f_controls.ipynb)
+# - [06g · Both sides of a fixed budget: heads against head dimension](06g_fixed_budget.ipynb)

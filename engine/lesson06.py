@@ -33,20 +33,24 @@ def sweep(runs, workers, train, group):
 # ----------------------------------------------------------------------------------------------
 def refusals(args):
     """[(flag, accepted, why not, the smallest value accepted)]: runs that cannot finish."""
+    return [key_dim_refusal(args),
+            ("--T", args.T >= 3, "the tasks need three tokens or more", 3),
+            ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
+
+
+def budget_refusals(args):
+    """Study 06g's: each H splits the budget M p into whole heads, with its queries."""
     budget = args.queries * args.key_dim
     fits = [h for h in range(1, budget + 1)
             if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
     first_fits = ",".join(map(str, fits[:3]))
-    return [key_dim_refusal(args),
-            ("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
+    return [("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
              f"--queries * --key-dim = {budget} and divide --queries or be its multiple",
              first_fits),
             ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "both sides need three H or "
              "more", first_fits),
             ("--memory", args.memory >= args.queries, "M queries need M stored keys",
-             args.queries),
-            ("--T", args.T >= 3, "part b's tasks need three tokens or more", 3),
-            ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
+             args.queries)]
 
 
 def key_dim_refusal(args):
@@ -57,10 +61,10 @@ def key_dim_refusal(args):
 
 
 # ----------------------------------------------------------------------------------------------
-# Part a: both sides of a fixed budget
+# Study 06g: both sides of a fixed budget
 # ----------------------------------------------------------------------------------------------
 def plot_fixed_budget(result):
-    """Part a: trained NMSE (mean, each seed a dot) against H, and study 06f's oracle where
+    """Study 06g: trained NMSE (mean, each seed a dot) against H, and study 06f's oracle where
     the numbers hold it."""
     fixed = result["fixed_budget"]
     heads = fixed["H"]
@@ -81,13 +85,13 @@ def plot_fixed_budget(result):
 
 
 def report_fixed_budget(result):
-    """Part a: the mean NMSE per H [study 06f's oracle, where the numbers hold it], where each
+    """Study 06g: the mean NMSE per H [study 06f's oracle, where the numbers hold it], where each
     seed is lowest, and how far H = M lies below both ends."""
     fixed = result["fixed_budget"]
     trained, oracle = fixed["trained"], fixed.get("oracle")
     middle = trained[str(fixed["M"])]["mean"] if str(fixed["M"]) in trained else None
     ends = [trained[str(fixed["H"][0])]["mean"], trained[str(fixed["H"][-1])]["mean"]]
-    print(f"a. validation NMSE at H d = {fixed['budget']}, mean of "
+    print(f"validation NMSE at H d = {fixed['budget']}, mean of "
           f"{len(trained[str(fixed['H'][0])]['seeds'])} seed(s)" + (" [oracle]" if oracle else "")
           + ": " + "  ".join(f"H={h}: {trained[str(h)]['mean']:.3f}"
                              + (f" [{oracle[str(h)]:.3f}]" if oracle else "") for h in fixed["H"]))
@@ -161,7 +165,7 @@ def report_allocations(result):
     for task, entry in result["comparison"].items():
         means = "  ".join(f"{name} {a['mean']:.3f}" for name, a in entry["allocations"].items())
         baseline = entry.get("no_match_baseline")                           # study 06f's
-        print(f"b. {task}: {means}"
+        print(f"{task}: {means}"
               + (f"  (no-match baseline {baseline:.3f})" if baseline is not None else ""))
         print("   " + "; ".join(helpers.describe_difference(key, entry["paired"][key])
                                 for key in QUOTED_PAIRS if key in entry["paired"]))

@@ -766,9 +766,10 @@ def ex06_best_heads(predicted):
 # 07 · real data
 # ---------------------------------------------------------------------------------------------
 def _seven():
-    """07's committed reference run (--full) if there is one, else its default run."""
+    """07's committed reference run (--full, which trained both sweeps) if there is one, else
+    study 07c's default run (the protocol and the fixed width)."""
     full = REPOSITORY / "results" / "07_real_data_full.json"
-    return _committed("07_real_data_full" if full.exists() else "07_real_data")
+    return _committed("07_real_data_full" if full.exists() else "07c_fixed_width")
 
 
 def _fixed_width_excludes_zero():

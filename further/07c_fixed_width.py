@@ -5,7 +5,7 @@
 # 8 times as wide as the $h = 1$ model, with 44 times its parameters, and a rise of accuracy
 # with $h$ may be the width's. Paper A removes this confound on synthetic data (Table 3), not on
 # images. This study trains the lesson's protocol and, beside it, a sweep at a fixed width where
-# every $h$ has the same parameters. `python further/07c_fixed_width.py` (1 min 29 s on 2 cores).
+# every $h$ has the same parameters. `python further/07c_fixed_width.py` (1 min 46 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """07c · Lesson 07's digits at a growing and at a fixed width: the head count or the width?"""

@@ -1,7 +1,7 @@
 """07_real_data.py and engine/lesson07.py: placement and patches against loops, the digits
-split, the ViT, equal parameters in the fixed-width sweep, the parts, the presets, one progress
-line per group of runs, the summary's quoted --full numbers, and bad input. (The CIFAR-10 reader
-is tested in test_07b_cifar10.py.)"""
+split, the ViT, the presets, one progress line per group of runs, the summary's quoted --full
+numbers, and bad input. (The fixed-width sweep is tested in test_07c_fixed_width.py, the CIFAR-10
+reader in test_07b_cifar10.py.)"""
 import json
 import math
 from pathlib import Path
@@ -75,41 +75,6 @@ def test_vision_transformer_shapes_and_sees_every_patch():
         assert not torch.allclose(model(x), model(changed))                 # no causal mask
 
 
-def test_fixed_width_sweep_has_equal_parameter_counts():
-    counts = {helpers.count_parameters(real.VisionTransformer(4, 64, 32, h, 32 // h, 2))
-              for h in (1, 2, 4, 8, 16, 32)}
-    assert len(counts) == 1
-    growing = [helpers.count_parameters(real.VisionTransformer(4, 64, 8 * h, h, 8, 2))
-               for h in (1, 2, 4, 8)]
-    assert growing == sorted(growing) and len(set(growing)) == 4
-
-
-def test_main_quick_writes_both_sweeps(notebook_run):
-    args = real.config(["--quick"])
-    result = notebook_run("07_real_data")   # the --quick run, as its notebook executes it
-    assert set(result["accuracy"]) == {"fixed-head-dim", "fixed-width"}
-    assert set(result["gain_difference"]) == set(map(str, result["T"]))
-    for T in map(str, result["T"]):
-        fixed = result["accuracy"]["fixed-width"][T]
-        assert len({entry["parameters"] for entry in fixed.values()}) == 1
-        for entry in fixed.values():
-            assert 0 <= entry["train"]["min"] <= entry["train"]["mean"] <= 1
-            assert len(entry["valid"]["seeds"]) == args.seeds
-
-
-def test_parts_run_only_what_they_name_and_a_shared_shape_is_not_retrained(notebook_run,
-                                                                           tmp_path):
-    both = notebook_run("07_real_data")   # the --quick run, as its notebook executes it
-    alone = run_quick("07_real_data", tmp_path, "--workers", "2", "--parts", "fixed-width")
-    assert set(alone["accuracy"]) == set(alone["train_gain_with_heads"]) == {"fixed-width"}
-    assert alone["accuracy"]["fixed-width"] == both["accuracy"]["fixed-width"]    # same numbers
-    assert alone["train_gain_with_heads"] == {"fixed-width": both["train_gain_with_heads"][
-        "fixed-width"]}
-    # quick: h = 2 (E = 8, d = 4) is in both sweeps; run alone, fixed-width trains it itself
-    shared = both["accuracy"]["fixed-head-dim"]["16"]["2"]
-    assert (shared["width"], shared["head_dim"]) == (8, 4)
-
-
 def test_paired_gain_has_the_one_layout(notebook_run):
     result = notebook_run("07_real_data")
     for gain in result["train_gain_with_heads"]["fixed-head-dim"].values():
@@ -125,21 +90,6 @@ def test_gains_with_heads_are_per_seed_differences_at_each_T():
     assert gains["16"]["per_seed"] == pytest.approx([0.4, 0.1])
     assert gains["64"]["per_seed"] == pytest.approx([-0.1, 0.2])
     assert gains["16"]["mean"] == pytest.approx(0.25)
-
-
-def test_widths_part_is_the_paired_difference_of_the_two_gains():
-    """Synthetic gains: per seed 0.3 - 0.1, 0.5 - 0.29, 0.4 - 0.21 -> 0.2, 0.21, 0.19."""
-    gains = {"fixed-head-dim": {"64": {"from": 1, "to": 8, "per_seed": [0.3, 0.5, 0.4]}},
-             "fixed-width": {"64": {"from": 1, "to": 8, "per_seed": [0.1, 0.29, 0.21]}}}
-    entry = real.widths_part(gains)["64"]
-    assert entry["per_seed"] == pytest.approx([0.2, 0.21, 0.19])
-    half = helpers.t_quantile(2) * 0.01 / math.sqrt(3)                 # sample std 0.01
-    assert entry["mean"] == pytest.approx(0.2)
-    assert entry["ci95"] == pytest.approx([0.2 - half, 0.2 + half])
-    assert entry["verdict"] == "the width brings part of the rise"
-    assert real.widths_part({"fixed-width": gains["fixed-width"]}) == {}  # one sweep only
-    gains["fixed-width"]["64"]["to"] = 4                               # different h_max: none
-    assert real.widths_part(gains) == {}
 
 
 def test_progress_is_one_line_per_group_and_results_keep_the_runs_order(capsys):
@@ -160,14 +110,9 @@ def test_unknown_part_is_refused():
     assert_rejected("07_real_data", ["--parts", "fixed-depth"], "--parts")
 
 
-def test_width_check_only_when_the_fixed_width_part_runs(quick_args):
-    args = quick_args(real, "--width", "3", "--heads", "2,4", "--parts", "fixed-head-dim")
-    assert args.parts == ["fixed-head-dim"]
-
-
 @pytest.mark.parametrize("flags, flag_name", [
     (["--sides", "6"], "--sides"), (["--sides", "9"], "--sides"),
-    (["--width", "3", "--heads", "2,4"], "--width"), (["--seeds", "1"], "--seeds"),
+    (["--seeds", "1"], "--seeds"),
     (["--sides", "130"], "--sides"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
@@ -197,24 +142,18 @@ def test_the_lesson_quotes_the_full_run_as_its_json_says():
 
     gains = full["train_gain_with_heads"]
     for entry in (gains["fixed-head-dim"]["64"], gains["fixed-width"]["64"],
-                  gains["fixed-head-dim"]["16"], full["gain_difference"]["64"]):
+                  gains["fixed-head-dim"]["16"]):
         assert quoted(entry) in text, quoted(entry)
-    means = [f"{e['train']['mean']:.3f}" for e in full["accuracy"]["fixed-width"]["64"].values()]
+    means = [f"{e['train']['mean']:.3f}" for e in full["accuracy"]["fixed-head-dim"]["64"].values()]
     assert ", ".join(means) in text
     assert "47.8" in text and "95.1 %" in text and engine.PAPER_TABLE_8[8][0] == 95.1
 
 
-def test_the_figures_are_the_protocol_with_table_8_and_both_sweeps(notebook_run):
-    """Part fixed-head-dim's figure adds Table 8's T = 65 column; part fixed-width's draws the
-    protocol's means beside its own (one line more per T), not the first figure again."""
+def test_the_figure_is_the_protocol_with_table_8(notebook_run):
+    """The figure adds Table 8's T = 65 column (CIFAR-10) to the protocol's training panel."""
     import matplotlib
     matplotlib.use("agg")
     result = notebook_run("07_real_data")
-    first = engine.plot_fixed_head_dim(result)
-    labels = [line.get_label() for line in first.axes[0].get_lines()]
+    assert set(result["accuracy"]) == {"fixed-head-dim"}                 # one sweep: the protocol
+    labels = [line.get_label() for line in engine.plot_fixed_head_dim(result).axes[0].get_lines()]
     assert "paper A, Table 8: CIFAR-10, T = 65" in labels
-    second = engine.plot_fixed_width(result)
-    assert len(second.axes) == 2                                     # one column: fixed width
-    beside = [label for label in (line.get_label() for line in second.axes[0].get_lines())
-              if label.startswith("width grows")]
-    assert len(beside) == len(result["T"])

@@ -89,7 +89,7 @@ KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05)
                       ["--key-dim", "4", "--fixed-heads", "1,2,8", "--queries", "2"]],
     "06a_text_allocation": [["--text-chars", "1"]],
     "06c_trained_saturation": [["--text-chars", "1"]],
-    "07_real_data": [["--parts", "fixed-width", "--width", "4", "--heads", "1,2,8"]],
+    "07c_fixed_width": [["--parts", "fixed-width", "--width", "4", "--heads", "1,2,8"]],
     "07a_text_retrieval": [["--heads", "1", "--text-T", "2"],
                            ["--text-T", "8", "--batch-size", "1"]],
 }
