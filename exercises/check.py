@@ -746,8 +746,8 @@ def ex06_why(answer):
 
 
 def _best_heads():
-    """The lowest H of every committed trained seed (lesson 06) and of study 06f's oracle."""
-    fixed = _committed("06_allocation")["fixed_budget"]
+    """The lowest H of every committed trained seed (study 06g) and of study 06f's oracle."""
+    fixed = _committed("06g_fixed_budget")["fixed_budget"]
     return {*fixed["best_H_per_seed"], _committed("06f_controls")["fixed_budget"]["best_H_oracle"]}
 
 

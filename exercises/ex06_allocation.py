@@ -1,7 +1,8 @@
 # %% [markdown]
 # # Exercises · 06 Allocating heads and head dimensions across layers
 #
-# Beside `06_allocation.py` and paper B §4 and §6. Exercise 6.2 reads the committed results.
+# Beside `06_allocation.py`, study 06g and paper B §4 and §6. Exercise 6.2 reads the committed
+# results.
 
 # %%
 import os
@@ -76,9 +77,9 @@ check.ex06_why(answer_6_3)
 # %% [markdown]
 # ## 6.4 How many heads at a fixed budget? · easy · 5 min
 #
-# Lesson 06, part a, fixes the attention budget $H d = 32$ for a last token that carries $M = 4$
-# queries into 16 stored keys of dimension $p = 8$, and trains $H = 1, 4, 16$ heads of
-# dimension $32 / H$. Predict the $H$ with the lowest error, then let the check read the
+# Study 06g (a study of lesson 06) fixes the attention budget $H d = 32$ for a last token that
+# carries $M = 4$ queries into 16 stored keys of dimension $p = 8$, and trains $H = 1, 4, 16$ heads
+# of dimension $32 / H$. Predict the $H$ with the lowest error, then let the check read the
 # committed trained models and the training-free oracle.
 #
 # *Hint:* what goes wrong with too few heads, and what with too small a head dimension?

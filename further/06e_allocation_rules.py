@@ -4,7 +4,7 @@
 # Paper B (arXiv 2510.03784, §6) gives a qualitative rule: early layers extract and need enough
 # heads; later layers see a saturated softmax and can use smaller head dimensions. It gives no
 # formula. This study writes one, `allocate(budget, n_layers, D)`, marks what supports each of its
-# rules, and reads each rule against the numbers of lesson 06's run (its parts a and b).
+# rules, and reads each rule against the numbers of lesson 06's run and study 06g's.
 # `python further/06e_allocation_rules.py` (0.31 s on 2 cores: it trains nothing).
 
 # %%
@@ -25,16 +25,19 @@ allocation = helpers.load_concept("06_allocation")  # its attention budget
 # %% [markdown]
 # ## Settings
 #
-# One row: the lesson's results file whose parts a and b the rules are read against (by default
-# the committed `results/06_allocation.json`; a run of your own writes one under `runs/`).
+# Two rows: the results files the rules are read against, lesson 06's allocations and study 06g's
+# fixed budget (by default the committed ones; a run of your own writes one under `runs/`).
 
 # %%
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "evidence": Setting(None, ..., ..., Path, "a results file of 06_allocation.py (default: the "
                         "committed results/06_allocation.json)"),
+    "budget_evidence": Setting(None, ..., ..., Path, "a results file of 06g_fixed_budget.py "
+                               "(default: the committed results/06g_fixed_budget.json)"),
 }
 COMMITTED_EVIDENCE = helpers.ROOT / "results" / "06_allocation.json"
+COMMITTED_BUDGET = helpers.ROOT / "results" / "06g_fixed_budget.json"
 
 
 def config(argv=None):
@@ -45,14 +48,16 @@ def config(argv=None):
 def refusals(args):
     """[(flag, accepted, why not, the smallest value accepted)]."""
     path = args.evidence or COMMITTED_EVIDENCE
-    return [("--evidence", path.is_file(), f"no results file at {path}", None)]
+    budget = args.budget_evidence or COMMITTED_BUDGET
+    return [("--evidence", path.is_file(), f"no results file at {path}", None),
+            ("--budget-evidence", budget.is_file(), f"no results file at {budget}", None)]
 
 # %% [markdown]
 # ## The rules, and what supports each [inferred]
 #
 # 1. **The first layer gets exactly $D$ heads**, one per token it must extract. Supported by
-#    lesson 02 (the minimum error falls 9–14× at $h = D$) and by lesson 06's part a (at a fixed
-#    budget the lowest error at $H = M$).
+#    lesson 02 (the minimum error falls 9–14× at $h = D$) and by study 06g (at a fixed budget the
+#    lowest error at $H = M$).
 # 2. **It gets half of the budget** (all of it in a one-layer model), in whole head dimensions:
 #    $d_1 = \lfloor \tfrac{1}{D} \min(\tfrac{\text{budget}}{2}, \text{budget} - n + 1) \rfloor$
 #    (at least 1), which leaves at least 1 for each of the $n - 1$ later layers. *Assumption*: no
@@ -96,10 +101,10 @@ def allocate(budget, n_layers, D):
     return layers
 
 # %% [markdown]
-# ## What the lesson's run says about each rule
+# ## What the runs say about each rule
 #
-# A row per rule and task, each with its verdict: part a's lowest $H$ (rule 1), or the verdict of
-# a paired interval of part b, so that no row says more than its interval. 06a reads the same
+# A row per rule and task, each with its verdict: study 06g's lowest $H$ (rule 1), or the verdict
+# of a paired interval of the lesson, so that no row says more than its interval. 06a reads the same
 # rules on text.
 
 # %%
@@ -119,18 +124,20 @@ def rule_rows(found):
 
 
 def fixed_budget_row(fixed):
-    """Rule 1's row from part a: where the trained models are lowest, seed by seed."""
+    """Rule 1's row from study 06g: where the trained models are lowest, seed by seed."""
     lowest = set(fixed["best_H_per_seed"])
     strength = "lowest at H = M" if lowest == {fixed["M"]} else "not only at H = M"
     return {"rule": FIXED_BUDGET_RULE, "strength": strength,
-            "evidence": f"a: lowest trained NMSE per seed at H = {fixed['best_H_per_seed']}, "
+            "evidence": f"06g: lowest trained NMSE per seed at H = {fixed['best_H_per_seed']}, "
                         f"M = {fixed['M']} ({strength})"}
 
 
-def closing_table(result):
-    """[{"rule", "strength", "evidence"}]: what a run's parts a and b (whichever ran) say about
-    the rules: a's lowest H, and b's paired differences with their verdicts."""
-    rows = [fixed_budget_row(result["fixed_budget"])] if "fixed_budget" in result else []
+def closing_table(result, budget):
+    """[{"rule", "strength", "evidence"}]: what the runs say about the rules: study 06g's lowest
+    H (`budget`'s, or the lesson run's own where it holds one), and the lesson's paired
+    differences with their verdicts."""
+    fixed = result.get("fixed_budget") or budget.get("fixed_budget")
+    rows = [fixed_budget_row(fixed)] if fixed else []
     return rows + rule_rows([(task, entry["paired"])
                              for task, entry in result.get("comparison", {}).items()])
 
@@ -170,9 +177,10 @@ if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06e_allocation_rules", args)
     evidence = plumbing.replay(args.evidence or COMMITTED_EVIDENCE)
+    budget = plumbing.replay(args.budget_evidence or COMMITTED_BUDGET)
     strategy = run.record({"allocate_tables": {f"budget={b} layers={n} D={D}": allocate(b, n, D)
                                                for b, n, D in ALLOCATE_EXAMPLES},
-                           "rules": closing_table(evidence)})
+                           "rules": closing_table(evidence, budget)})
     run.figure(plot_allocations(strategy["allocate_tables"]), "06e_allocation_rules")
     report(strategy)
     run.finish()
@@ -180,7 +188,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** `allocate(20, 5, 1)` = [(1, 10), (1, 2), (1, 2), (1, 3), (1, 3)], `allocate(48,
 # 3, 4)` = [(4, 6), (4, 3), (4, 3)], `allocate(96, 4, 4)` = [(4, 12), (2, 6), (3, 6), (3, 6)],
-# `allocate(256, 6, 8)` = [(8, 16), (3, 8), (3, 8), (3, 8), (3, 8), (4, 8)]. Rule 1 has part a
+# `allocate(256, 6, 8)` = [(8, 16), (3, 8), (3, 8), (3, 8), (3, 8), (4, 8)]. Rule 1 has study 06g
 # behind it (the lowest error at H = M for both seeds); rule 3 has no clear difference behind
 # it on either task (thinning alone, front-reduced − front-loaded); and the rich layer wins where
 # the match is, front-loaded on match-aggregate and back-loaded on prefix-match, so our rule puts

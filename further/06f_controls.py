@@ -1,13 +1,13 @@
 # %% [markdown]
 # # 06f · Two training-free controls for lesson 06: a hand-built oracle and a no-match baseline
 #
-# Lesson 06 trains models and compares their errors. Two things could make its curves look as
-# they do without the heads doing what the lesson says: under-training (the U of part a would
-# then be the optimiser's, not the budget's), and models that never find their match (part b's
-# errors would then be what the values alone predict). This study computes, with no training,
-# the best a hand-built assignment of $H$ heads reaches at each $H$ of part a, and the best a
-# model reaches on part b's tasks without a match, at the settings of a lesson run, and sets
-# each beside that run's trained numbers. `python further/06f_controls.py` (0.38 s on 2 cores).
+# Lesson 06 and study 06g train models and compare their errors. Two things could make their
+# curves look as they do without the heads doing what the texts say: under-training (06g's U
+# would then be the optimiser's, not the budget's), and models that never find their match (the
+# lesson's errors would then be what the values alone predict). This study computes, with no
+# training, the best a hand-built assignment of $H$ heads reaches at each $H$ of 06g, and the
+# best a model reaches on the lesson's tasks without a match, at the settings of their runs, and
+# sets each beside that run's trained numbers. `python further/06f_controls.py` (0.38 s on 2 cores).
 
 # %%
 """06f · Lesson 06's controls: a hand-built oracle at a fixed budget, and a no-match baseline."""
@@ -25,20 +25,24 @@ from engine import lesson06 as engine
 from plumbing import Setting
 
 allocation = helpers.load_concept("06_allocation")  # its tasks
+fixed_budget = helpers.load_concept("06g_fixed_budget")  # its multi-query recall
 
 # %% [markdown]
 # ## Settings
 #
-# One row: the lesson run whose settings the controls take and whose trained numbers they are
-# set beside (the committed default run, or a run of your own under `runs/`).
+# Two rows: the runs whose settings the controls take and whose trained numbers they are set
+# beside (the committed default runs, or runs of your own under `runs/`).
 
 # %%
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
+    "budget_run": Setting(Path("results/06g_fixed_budget.json"), ...,
+                          Path("results/06_allocation_full.json"), Path,
+                          "oracle: a results file of study 06g, or of lesson 06 with its "
+                          "fixed_budget (a typed path is from the current folder)"),
     "lesson_run": Setting(Path("results/06_allocation.json"), ...,
                           Path("results/06_allocation_full.json"), Path,
-                          "a results file of lesson 06 (a typed path is from the current "
-                          "folder)"),
+                          "baseline: a results file of lesson 06"),
 }
 PARTS = {"oracle": (), "baseline": ()}  # a and b
 SHARPNESS = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]  # a: the oracle's score scales, the best is kept
@@ -46,8 +50,10 @@ FRESH_SEED_OFFSET = 10_000  # the controls' sequences: the lesson run's seed + t
 
 
 def refusals(args):
-    """[(flag, accepted, why not, smallest accepted)]: the lesson run must exist."""
-    return [("--lesson-run", args.lesson_run.is_file(),
+    """[(flag, accepted, why not, smallest accepted)]: each run read must exist."""
+    return [("--budget-run", "oracle" not in args.parts or args.budget_run.is_file(),
+             f"no results file at {plumbing.shown_path(args.budget_run)}", None),
+            ("--lesson-run", "baseline" not in args.parts or args.lesson_run.is_file(),
              f"no results file at {plumbing.shown_path(args.lesson_run)}", None)]
 
 
@@ -60,13 +66,14 @@ def config(argv=None):
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06f_controls", args, PARTS)
-    lesson = plumbing.read_input(args.lesson_run)
+    budget = plumbing.read_input(args.budget_run) if "oracle" in args.parts else None
+    lesson = plumbing.read_input(args.lesson_run) if "baseline" in args.parts else None
 
 # %% [markdown]
 # ## a. The oracle: what $H$ heads can do at the budget, with nothing to train
 #
-# Part a's last token carries $M$ queries $q_1, \dots, q_M$, copies of stored keys, and the
-# target sums one value per query (lesson 06). A hand-built assignment of $H$ heads:
+# Study 06g's last token carries $M$ queries $q_1, \dots, q_M$, copies of stored keys, and the
+# target sums one value per query. A hand-built assignment of $H$ heads:
 #
 # * for $H \le M$, head $i$ serves a group of $M/H$ queries and scores
 #   $\sum_{m \in \text{group}_i} q_m^\top k_s$, so it returns an average of their values;
@@ -106,9 +113,10 @@ def recall_oracle(parts, y, n_heads):
 
 
 def oracle_beside(lesson):
-    """The lesson run's part a with the oracle at its settings, on fresh sequences."""
+    """The run's fixed budget (study 06g's) with the oracle at its settings, on fresh
+    sequences."""
     settings, fixed = lesson["config"], dict(lesson["fixed_budget"])
-    _, y, parts = allocation.recall_task(settings["n_valid"], settings["memory"],
+    _, y, parts = fixed_budget.recall_task(settings["n_valid"], settings["memory"],
                                          settings["key_dim"], settings["queries"],
                                          settings["seed"] + FRESH_SEED_OFFSET)
     fixed["oracle"] = {str(H): recall_oracle(parts, y, H) for H in fixed["H"]}
@@ -118,12 +126,12 @@ def oracle_beside(lesson):
 
 # %%
 if __name__ == "__main__" and "oracle" in args.parts:
-    fixed = run.record(oracle_beside(lesson))
+    fixed = run.record(oracle_beside(budget))
     run.figure(engine.plot_fixed_budget(fixed), "06f_oracle")
     engine.report_fixed_budget(fixed)
 
 # %% [markdown]
-# **What we saw** (the committed default run of lesson 06: $M = 4$, budget 32, 2 seeds, 1,500
+# **What we saw** (the committed default run of study 06g: $M = 4$, budget 32, 2 seeds, 1,500
 # steps). The oracle is lowest at $H = M$ too, where it is exact (0.000), and rises on both
 # sides (0.787 at $H = 1$, 0.413 at $H = 16$): the U is the budget's, not the optimiser's. The
 # trained models lie above the oracle at $H = M$ (0.049) and at $H = 1$ below it (0.732): a
@@ -132,7 +140,7 @@ if __name__ == "__main__" and "oracle" in args.parts:
 # %% [markdown]
 # ## b. The no-match baseline: what the values alone predict
 #
-# Both of part b's targets are sums of values, so a model that sees every value but never finds
+# Both of the lesson's targets are sums of values, so a model that sees every value but never finds
 # its match can still predict $\mathbb E[y \mid v] = \sum_t w_t v_t$, with weights set by the
 # positions alone:
 #
@@ -158,7 +166,7 @@ def no_match_baseline(task, n, seq_len, dim, seed):
 
 
 def baseline_beside(lesson):
-    """The lesson run's part b with each task's no-match baseline at its settings."""
+    """The lesson run's allocations with each task's no-match baseline at its settings."""
     settings = lesson["config"]
     comparison = {task: {**entry, "no_match_baseline": no_match_baseline(
                       task, settings["n_valid"], settings["T"], settings["key_dim"],
@@ -186,7 +194,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Summary
 #
-# | control | what would count against lesson 06 | ours (the committed default run) |
+# | control | what would count against lesson 06 (and 06g) | ours (the committed default runs) |
 # |---|---|---|
 # | the oracle at a fixed budget | no U: the trained U would be under-training | lowest at $H = M$ (0.000); 0.787 and 0.413 at the ends |
 # | the no-match baseline | trained errors at the baseline: no match found | the right allocation far below it on each task (0.066, 0.075 against 0.289, 0.312); the wrong one nearer to it |

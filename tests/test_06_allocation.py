@@ -1,4 +1,5 @@
-"""06_allocation.py: equal budgets, the tasks, the mask, the block against a slow loop."""
+"""06_allocation.py: equal budgets, the tasks, the mask, the block against a slow loop.
+(Study 06g's fixed budget is tested in test_06g_fixed_budget.py.)"""
 import json
 import math
 from pathlib import Path
@@ -76,22 +77,7 @@ def test_compared_allocations_have_exactly_equal_budgets():
         assert budgets["front-reduced"] < budgets["front-loaded"]
 
 
-def test_recall_target_by_a_slow_loop():
-    x, y, (keys, values, queries) = allocation.recall_task(5, 6, 3, 2, seed=0)
-    assert x.shape == (5, 7, 3 * 3 + 2)
-    for n in range(5):
-        expected = 0.0
-        for m in range(2):
-            query = x[n, -1, 3 * (m + 1):3 * (m + 2)]
-            match = [s for s in range(6) if torch.allclose(x[n, s, :3], query)]
-            assert len(match) == 1                                          # an exact copy
-            angle = (m + 1) * math.pi / 2
-            expected += math.cos(angle) * float(x[n, match[0], -2]) + math.sin(angle) * float(
-                x[n, match[0], -1])
-        assert float(y[n]) == pytest.approx(expected, abs=1e-5)
-
-
-def test_part_b_targets_by_slow_loops():
+def test_the_tasks_targets_by_slow_loops():
     x, y = allocation.match_aggregate_task(4, 6, 3, seed=0)
     for n in range(4):
         total = 0.0
@@ -132,7 +118,7 @@ def test_causal_mask_against_a_loop(seq_len):
 def test_main_quick(notebook_run):
     args = allocation.config(["--quick"])
     result = notebook_run("06_allocation")   # the --quick run, as its notebook executes it
-    assert set(result) - RUN_KEYS == {"fixed_budget", "comparison"}
+    assert set(result) - RUN_KEYS == {"comparison"}
     for task, entry in result["comparison"].items():
         for allocated in entry["allocations"].values():     # the budget, from the layers
             assert allocated["budget"] == sum(h * d for h, d in allocated["layers"])
@@ -140,39 +126,17 @@ def test_main_quick(notebook_run):
         assert budgets["front-loaded"] == budgets["back-loaded"]
         assert budgets["front-reduced"] < budgets["front-loaded"]   # thinner late layer
         assert all(len(a["seeds"]) == args.seeds for a in entry["allocations"].values())
-    assert len(result["fixed_budget"]["best_H_per_seed"]) == args.fixed_seeds
-
-
-def test_the_default_grid_shows_the_u_at_its_committed_depth():
-    """The committed default: H = M at most 0.15 and at most a third of both ends, per the
-    seeds' mean, and H = M lowest for every seed (study 06f tests the oracle's)."""
-    path = ROOT / "results" / "06_allocation.json"
-    fixed = json.loads(path.read_text(encoding="utf-8"))["fixed_budget"]
-    trained, M = fixed["trained"], str(fixed["M"])
-    ends = [trained[str(fixed["H"][0])]["mean"], trained[str(fixed["H"][-1])]["mean"]]
-    assert trained[M]["mean"] <= 0.15 and trained[M]["mean"] <= min(ends) / 3
-    assert set(fixed["best_H_per_seed"]) == {fixed["M"]}
-
-
-def test_parts_runs_only_what_it_names(quick_args, tmp_path):
-    """--parts b trains part b alone."""
-    result = run_quick("06_allocation", tmp_path, "--parts", "b", "--workers", "2",
-                       "--steps", "2")
-    assert set(result) - RUN_KEYS == {"comparison"}
-    assert set(result["comparison"]) == set(allocation.TASKS)
-    args = quick_args(allocation, "--parts", "a")
-    assert args.parts == ["a"]
-    assert plumbing.output_suffix(args, allocation.PARTS) == "_quick_parts_a"
 
 
 @pytest.mark.parametrize("flags, flag_name", [
-    (["--fixed-heads", "3,4,8"], "--fixed-heads"), (["--fixed-heads", "1,4"], "--fixed-heads"),
-    (["--key-dim", "5"], "--key-dim"), (["--memory", "1"], "--memory"), (["--T", "2"], "--T"),
+    (["--fixed-heads", "1,4,8"], "--fixed-heads"),  # a flag of study 06g's, not the lesson's
+    (["--key-dim", "5"], "--key-dim"), (["--T", "2"], "--T"),
     (["--seeds", "1"], "--seeds"),
     (["--device", "no-such-device"], "--device"),
     (["--ab-budget", "12", "--layers-n", "3"], "--ab-budget"),  # flags of the old version
     (["--text-seeds", "2"], "--text-seeds"),     # a flag of 06a's, not of this file's
-    (["--parts", "b,x"], "--parts"), (["--parts", "e"], "--parts"), (["--parts", ""], "--parts"),
+    (["--parts", "allocations,x"], "--parts"), (["--parts", "b"], "--parts"),
+    (["--parts", ""], "--parts"),
 ])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06_allocation", flags, flag_name)

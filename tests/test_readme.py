@@ -142,7 +142,7 @@ def test_every_committed_result_is_one_link_away():
 # The figures the README showed before it became a front page (they moved to RESULTS.md).
 FIGURES_ONCE_ON_THE_FRONT_PAGE = """01_sequences 02f_attention 02_nmse_vs_heads 02_nmse_vs_heads_full
     02c_seed_count 03_construction 03_lower_bound 03_params_vs_nmse 04_parameter_counts
-    04_trained_routes 05c_bounded_logits 05_confound 05_saturation 06_allocations 06_fixed_budget
+    04_trained_routes 05c_bounded_logits 05_confound 05_saturation 06_allocations 06g_fixed_budget
     06b_ngram_full 06_rank_by_layer 06_saturation 07c_fixed_width 07a_law_fit_to_full
     07a_text_retrieval_full""".split()
 FIGURES_ONCE_ON_THE_FRONT_PAGE = [f"{name}.png" for name in FIGURES_ONCE_ON_THE_FRONT_PAGE]
