@@ -162,7 +162,7 @@ def report(result):
     print("allocate(budget, n_layers, D) -> [(heads, head_dim) per layer]:")
     for name, layers in result["allocate_tables"].items():
         print(f"   {name}: {[tuple(layer) for layer in layers]}")
-    print("the rules' evidence in lesson 06's run (95% t over paired seeds):")
+    print("the rules' evidence in lesson 06's and study 06g's runs (95% t over paired seeds):")
     for row in result["rules"]:
         print(f"   - {row['rule']}: {row['evidence']}")
 
