@@ -24,7 +24,6 @@ from plumbing import Setting, int_list, positive_int
 
 
 def config(argv=None):
-    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
     args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
                            full="more samples, T up to 1024", refusals=engine.refusals)
     args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU

@@ -28,7 +28,6 @@ task = helpers.load_concept("01_retrieval_task")
 
 
 def config(argv=None):
-    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=engine.refusals,
                            full="the paper's grid: T 8 ... 128, 20,000 steps, 3 seeds")
 

@@ -25,7 +25,6 @@ from plumbing import Setting, float_list, int_list, positive_int
 
 
 def config(argv=None):
-    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
                            full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
 
@@ -189,6 +188,10 @@ def match_numbers(run):
     return train_match_head(run)[2]
 
 
+# %% [markdown]
+# The runs: every kind of head (free, then each cap $B$), $L$, $d$ and seed.
+
+# %%
 def model_side_runs(args):
     """The runs: every kind (free, then each cap B), L, d and seed."""
     return [dict(task="match", L=L, head_dim=d, cap=cap, seed=args.seed + s,
@@ -199,10 +202,6 @@ def model_side_runs(args):
             for s in range(args.seeds)]
 
 
-# %% [markdown]
-# The runs: every kind of head (free, then each cap $B$), $L$, $d$ and seed.
-
-# %%
 if __name__ == "__main__":
     trained = engine.sweep(model_side_runs(args), args.workers, match_numbers, engine.kind_of)
 

@@ -24,7 +24,6 @@ from plumbing import Setting, int_list, positive_int
 
 
 def config(argv=None):
-    """Parse the flags of SETTINGS; engine.refusals ends a run that cannot finish, in one line."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
                            full="more seeds and steps", refusals=engine.refusals)
 

@@ -23,7 +23,6 @@ from plumbing import Setting, int_list, positive_int
 
 
 def config(argv=None):
-    """Parse the flags of SETTINGS; refusals ends a run that cannot finish, in one line."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS, refusals=refusals,
                            full="5 seeds, T = 16 and 64, 1,500 steps")
 
@@ -231,6 +230,10 @@ if __name__ == "__main__":
     engine.report(fixed_head_dim, args.seeds)
     engine.report_beside_table_8(fixed_head_dim)
 
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+if __name__ == "__main__":
+    run.finish()
+
 # %% [markdown]
 # **What we saw** (2 seeds, 400 steps): mean training accuracy at $T = 64$ + CLS rises from
 # 0.311 (h = 1) through 0.386 and 0.520 to 0.612 (h = 8), a gain of +0.301; two seeds give no
@@ -270,7 +273,3 @@ if __name__ == "__main__":
 #   paper's grid (a download and a GPU; not run here).
 # - [07c · A fixed width](07c_fixed_width.ipynb): the control the paper lacks on images, equal
 #   parameters for every $h$.
-
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
-if __name__ == "__main__":
-    run.finish()

@@ -104,7 +104,7 @@ def sweep(args, train, base):
     table = summarise(results)
     return results, {
         "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",
-        "knee": drop_at_the_knee(table, args.heads, args.D, base.get("layers", 1)),
+        "knee": knee_of_sweep(table, args.heads, args.D, base.get("layers", 1)),
         **per_run_numbers(results)}
 
 
@@ -115,7 +115,7 @@ def summarise(results):
             for T in sorted({r["T"] for r in results})}
 
 
-def drop_at_the_knee(table, heads, D, layers=1):
+def knee_of_sweep(table, heads, D, layers=1):
     """The knee h = ceil(D / L) (h = D with one layer) and, at each T, min NMSE(h - 1) /
     min NMSE(h) of a summarised sweep {T: {h: {...}}} (empty when h - 1 or h was not trained)."""
     knee = {"h": math.ceil(D / layers), "ratio": {}}

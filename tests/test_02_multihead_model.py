@@ -89,16 +89,16 @@ def test_main_quick(quick_args):
 
 def test_the_knee_and_its_drop_by_hand():
     table = {"8": {"2": {"min": 1e-2}, "3": {"min": 4e-3}, "4": {"min": 1e-4}}}
-    assert engine.drop_at_the_knee(table, [2, 3, 4], D=4) == {"h": 4, "ratio": {"8": 40.0}}
-    assert engine.drop_at_the_knee(table, [2, 3, 4], D=4, layers=2) == {
+    assert engine.knee_of_sweep(table, [2, 3, 4], D=4) == {"h": 4, "ratio": {"8": 40.0}}
+    assert engine.knee_of_sweep(table, [2, 3, 4], D=4, layers=2) == {
         "h": 2, "ratio": {}}                                         # h = 1 was not trained
-    assert engine.drop_at_the_knee(table, [3, 4], D=3) == {"h": 3, "ratio": {}}
+    assert engine.knee_of_sweep(table, [3, 4], D=3) == {"h": 3, "ratio": {}}
 
 
 def test_the_drop_is_printed_beside_the_papers_of_the_same_statistic(capsys):
     args = model_file.config(["--quick", "--heads", "3,4"])
     nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
-    result = {"nmse": nmse, "knee": engine.drop_at_the_knee(nmse, [3, 4], D=4)}
+    result = {"nmse": nmse, "knee": engine.knee_of_sweep(nmse, [3, 4], D=4)}
     engine.report_sweep(result, args, engine.paper_table(args))
     printed = capsys.readouterr().out
     theirs = model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]  # Table 2: means

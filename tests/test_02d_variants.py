@@ -90,7 +90,7 @@ def test_one_stacked_layer_is_the_lessons_model():
 def test_the_drop_is_printed_beside_table_3(capsys):
     args = study.config(["--quick", "--total-width", "32", "--heads", "3,4"])  # Table 3
     nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
-    result = {"nmse": nmse, "knee": engine.drop_at_the_knee(nmse, [3, 4], D=4)}
+    result = {"nmse": nmse, "knee": engine.knee_of_sweep(nmse, [3, 4], D=4)}
     engine.report_sweep(result, args, study.paper_table(args))
     theirs = engine.PAPER_TABLE_3[3][8] / engine.PAPER_TABLE_3[4][8]
     assert f"min 20x [paper: {theirs:.0f}x]; mean 15x" in capsys.readouterr().out

@@ -21,10 +21,13 @@ def test_memorised_output_is_exactly_the_sequence_over_T(seq_len, dim):
 
 
 def test_memorising_model_parameter_formula():
+    """Only the read-out trains: a T d -> width layer, depth - 1 width -> width layers, and the
+    width -> 1 output, each with its biases."""
     for seq_len, width, depth in [(4, 64, 3), (16, 32, 2)]:
         model = memo.MemorisingModel(seq_len, dim=4, width=width, depth=depth)
-        assert helpers.count_parameters(model) == memo.memorising_parameters(
-            seq_len, 4, width, depth)  # only the read-out trains
+        size = seq_len * 4
+        formula = (size * width + width) + (depth - 1) * (width * width + width) + (width + 1)
+        assert helpers.count_parameters(model) == formula
 
 
 def test_the_memorising_read_out_is_the_one_the_text_describes():

@@ -242,9 +242,8 @@ def test_the_path_table_quotes_its_json():
     change = committed("05_saturation")["model_side"]["gain_change"]
     row = path_row("05_saturation")
     assert interval(change["capped"]["2"]) in row and interval(change["free"]) in row
-    allocation = committed("06_allocation")
     row = path_row("06_allocation")
-    fixed = allocation["fixed_budget"]["trained"]
+    fixed = committed("06g_fixed_budget")["fixed_budget"]["trained"]
     assert f"{fixed['4']['mean']:.3f} against {fixed['1']['mean']:.3f} at H = 1" in row
     row = path_row("07_real_data")
     protocol = committed("07_real_data")["train_gain_with_heads"]["fixed-head-dim"]["64"]
