@@ -108,17 +108,12 @@ def check_subsets(subsets, seq_len):
 #
 # Tokens $x(t) \sim \mathcal N(0, I_4)$ and $y = \sum_{i=1}^{D} \max_t a_i^\top x(t)$: $f_i$ is
 # linear, $S_i = [T]$ for every $i$, $F_0$ is the sum, $D = d = 4$. The paper does **not** give
-# its fixed vectors $a_i$ ("fixed" is all it says), so `--directions` picks one of three
-# readings: the standard basis $a_i = e_i$ (`orthonormal`; any orthonormal choice gives the same
-# distribution of $(X, y)$ up to a rotation, as $\mathcal N(0, I)$ is rotation invariant), unit
-# vectors drawn once from a fixed seed (`random`), or the same draws as `torch.randn` gives them
-# (`gaussian`). With orthonormal $a_i$ the $D$ maxima are independent, so no head can serve two
-# of them; drawn $a_i$ are correlated and may share their argmax token, which made the task
-# easier below $D$ heads in lesson 02 (one draw). **The default is `gaussian`**, the reading that
-# came closest to the paper's Tables 2 and 3 in the directions study
-# (`further/02b_directions_study.py`: a median distance to the paper of a factor 3.7, against
-# 4.5 for `random` and 5.5 for `orthonormal`, 3 seeds, chosen on the cells it is scored on; no
-# held-out cell has tested it).
+# its fixed vectors $a_i$, so `--directions` picks one of three readings: the standard basis
+# (`orthonormal`: the $D$ maxima are independent), unit vectors drawn once from a fixed seed
+# (`random`), or the same draws unnormalised (`gaussian`); drawn $a_i$ are correlated and may
+# share their argmax token. **The default is `gaussian`**, the reading closest to the paper's
+# Tables 2 and 3 in study 02b (a median factor 3.7 from the paper, against 4.5 for `random` and
+# 5.5 for `orthonormal`, chosen on the cells it is scored on).
 
 # %%
 def sample_inputs(n, seq_len, dim, seed, distribution="normal"):

@@ -28,12 +28,12 @@ except ModuleNotFoundError as missing:               # one line, not a traceback
 # %% [markdown]
 # ## 7.1 More heads, or a wider model? · medium · 10 min
 #
-# The paper's protocol fixes the head dimension, so more heads also means a wider model. Study
-# 07c adds a sweep at a fixed width, where every head count has the same parameters, and reports
-# the paired gain in training accuracy from h = 1 to h = 8 with its 95 % interval
-# (`results/07_real_data_full.json`, else `results/07c_fixed_width.json` →
-# `train_gain_with_heads` → `fixed-width` → the longest T). Read it: does the interval exclude 0, so that this run shows
-# a head-count effect beyond width? Answer True or False.
+# The paper's protocol fixes the head dimension, so more heads also means a wider model. Study 07c
+# adds a sweep at a fixed width, where every head count has the same parameters, and reports the
+# paired gain in training accuracy from h = 1 to h = 8 with its 95 % interval
+# (`results/07_real_data_full.json`, else `results/07c_fixed_width.json` → `train_gain_with_heads` →
+# `fixed-width` → the longest T). Read it: does the interval exclude 0, so that this run shows a
+# head-count effect beyond width? Answer True or False.
 #
 # *Hint:* a difference is clear only when its whole interval lies on one side of 0.
 

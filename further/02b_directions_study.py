@@ -61,17 +61,18 @@ if __name__ == "__main__":
 # ## Three readings, the paper's cells, one distance
 #
 # Paper A says only that its $a_i$ are "fixed". Three readings are natural: the standard basis
-# (`orthonormal`), unit vectors drawn once (`random`), and the same draws
-# left unnormalised (`gaussian`, as `torch.randn` gives them: the same directions as `random`,
-# with unequal lengths, so the two differ only by the weight of each max). A reproduction
-# chooses, where the paper is silent, the reading that reproduces the paper's numbers, and says
-# so. The study trains every reading on the cells the paper's tables pin down
-# (`DIRECTION_CELLS`), at 5× `--steps` with at least three seeds, the data and batch order of a
-# seed shared by the readings. For each cell it compares the statistic the paper prints: our
-# **mean** with Table 2's mean (width $n = 8$ per head), and for $h = 4$ our **minimum** with
-# Table 3's minimum (at $h = 4$ its fixed $E = 32$ is our $n = 8$; its $h = 3$ model has
-# $n = 11$, so it is left out). A reading's distance to the paper is the median over cells of
-# $|\log_{10}(\text{ours} / \text{paper})|$: 0 is the paper exactly, 1 a factor of 10.
+# (`orthonormal`; any orthonormal choice gives the same distribution of $(X, y)$ up to a rotation,
+# as $\mathcal N(0, I)$ is rotation invariant), unit vectors drawn once (`random`), and the same
+# draws left unnormalised (`gaussian`, as `torch.randn` gives them: the same directions as `random`,
+# with unequal lengths, so the two differ only by the weight of each max). A reproduction chooses,
+# where the paper is silent, the reading that reproduces the paper's numbers, and says so. The study
+# trains every reading on the cells the paper's tables pin down (`DIRECTION_CELLS`), at 5× `--steps`
+# with at least three seeds, the data and batch order of a seed shared by the readings. For each
+# cell it compares the statistic the paper prints: our **mean** with Table 2's mean (width $n = 8$
+# per head), and for $h = 4$ our **minimum** with Table 3's minimum (at $h = 4$ its fixed $E = 32$
+# is our $n = 8$; its $h = 3$ model has $n = 11$, so it is left out). A reading's distance to the
+# paper is the median over cells of $|\log_{10}(\text{ours} / \text{paper})|$: 0 is the paper
+# exactly, 1 a factor of 10.
 #
 # What could count against a reading: a reading that only shifts every error by the same
 # factor would look close on one row and far on another; the per-cell ratios are printed so a
