@@ -39,12 +39,14 @@ def refusals(args):
 
 
 def budget_refusals(args):
-    """Study 06g's: each H splits the budget M p into whole heads, with its queries."""
+    """Study 06g's: a budget M p that splits three ways or more (p even, at least 4), each H
+    splitting it into whole heads with its queries."""
     budget = args.queries * args.key_dim
     fits = [h for h in range(1, budget + 1)
             if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
     first_fits = ",".join(map(str, fits[:3]))
-    return [("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
+    return [key_dim_refusal(args),
+            ("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
              f"--queries * --key-dim = {budget} and divide --queries or be its multiple",
              first_fits),
             ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "both sides need three H or "
@@ -55,7 +57,7 @@ def budget_refusals(args):
 
 def key_dim_refusal(args):
     """--key-dim p, the rich head dimension (06a's too): above the poor 2, and even, as 06a's
-    uniform allocation uses (p + 2) / 2."""
+    uniform allocation uses (p + 2) / 2 (and study 06g's budget M p then splits three ways)."""
     return ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0,
             f"an even number of at least 4, got {args.key_dim}", 4)
 

@@ -70,16 +70,16 @@ def test_the_fixed_budget_row_follows_where_each_curve_is_lowest():
 
 
 def test_main_quick(tmp_path):
-    """The rules read against the lesson's committed run: a's row, then b's 2 rules on each task,
-    each rule's strength its interval's verdict."""
+    """The rules read against the committed runs: study 06g's row, then the lesson's 2 rules on
+    each task, each rule's strength its interval's verdict."""
     result = run_quick("06e_allocation_rules", tmp_path)
     assert set(result) - RUN_KEYS == {"allocate_tables", "rules"}
     assert result["allocate_tables"]["budget=20 layers=5 D=1"] == [[1, 10], [1, 2], [1, 2],
                                                                    [1, 3], [1, 3]]
-    evidence = helpers.load_concept("06e_allocation_rules").COMMITTED_EVIDENCE
     import json
-    committed = json.loads(evidence.read_text(encoding="utf-8"))
-    rows, fixed = result["rules"], committed["fixed_budget"]
+    committed = json.loads(study.COMMITTED_EVIDENCE.read_text(encoding="utf-8"))
+    budget = json.loads(study.COMMITTED_BUDGET.read_text(encoding="utf-8"))
+    rows, fixed = result["rules"], budget["fixed_budget"]
     assert len(rows) == 1 + 2 * 2          # the uniform allocation is not in the lesson's run
     assert rows[0]["rule"] == study.FIXED_BUDGET_RULE
     at_M = set(fixed["best_H_per_seed"]) == {fixed["M"]}
@@ -97,15 +97,16 @@ def test_main_quick(tmp_path):
 
 
 def test_only_the_parts_that_ran_give_rows():
-    """A run of part b alone gives b's rows only."""
+    """The lesson's run without a fixed budget beside it gives the lesson's rows only."""
     comparison = {"match-aggregate": {"paired": {
         "front-loaded - back-loaded": helpers.paired_difference([-0.1, -0.2, -0.15])}}}
-    rows = study.closing_table({"comparison": comparison})
+    rows = study.closing_table({"comparison": comparison}, {})
     assert [row["rule"] for row in rows] == [study.RULES["front-loaded - back-loaded"]]
     assert rows[0]["strength"] == "below 0"
 
 
 @pytest.mark.parametrize("flags, flag_name", [
-    (["--evidence", "/no/such/file.json"], "--evidence"), (["--seed", "x"], "--seed")])
+    (["--evidence", "/no/such/file.json"], "--evidence"),
+    (["--budget-evidence", "/no/such/file.json"], "--budget-evidence"), (["--seed", "x"], "--seed")])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06e_allocation_rules", flags, flag_name)
