@@ -67,9 +67,55 @@ def notebook_run(tmp_path_factory, request):
                               if written.exists() else {})
                 run.outputs[name] = [output for cell in notebook.cells
                                      for output in cell.get("outputs", [])]
+            start_simulated_lessons(request.config)      # the kernels are done with the cores
         return done[stem]
     run.outputs = {}          # notebook_run.outputs[stem]: every output of its cells
     return run
+
+
+SIMULATED_LESSONS = "tests/test_simulated_os.py::test_every_lesson_runs_on_simulated_windows"
+
+
+def pytest_collection_finish(session):
+    """Note whether the simulated-OS lesson test is to run: its two runs then start in the
+    background, at the lowest priority, once the notebooks have run (start_simulated_lessons)."""
+    session.config.simulated_lesson_runs = None
+    session.config.simulated_pending = any(item.nodeid.startswith(SIMULATED_LESSONS)
+                                           for item in session.items)
+
+
+def start_simulated_lessons(config):
+    """Start the simulated-OS lesson runs (test_simulated_os.start_in_the_background) once: they
+    take two cores' worth of half a minute, which the rest of the suite, leaving a core idle
+    much of the time, lends them."""
+    if getattr(config, "simulated_pending", False) and config.simulated_lesson_runs is None:
+        import tempfile
+        import test_simulated_os
+        folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
+        config.simulated_lesson_runs = folder, test_simulated_os.start_in_the_background(folder)
+
+
+def pytest_sessionfinish(session):
+    """Stop the background runs if a test run ended before they did, and remove their folder."""
+    started = getattr(session.config, "simulated_lesson_runs", None)
+    if started:
+        import shutil
+        folder, runs = started
+        for process, _ in runs.values():
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def simulated_lesson_runs(request):
+    """{system: (the process, its folder)} of the simulated-OS lesson runs, started now if the
+    notebooks did not start them."""
+    start_simulated_lessons(request.config)
+    if request.config.simulated_lesson_runs is None:
+        pytest.skip("started only when the suite collects the simulated-OS lesson test")
+    return request.config.simulated_lesson_runs[1]
 
 
 @pytest.fixture

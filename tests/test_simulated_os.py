@@ -36,33 +36,47 @@ PATHS = {"windows": [],                # the default: every sweep in new (spawn)
          "macos": ["--workers", "1"]}   # one after another here, as a notebook's sweep runs there
 
 
-def run_lessons(system, out):
-    """Every lesson's quick run, one after another in one process started as on `system`
-    (QUICK=1, as the notebooks the numbers are compared with), with its PATHS flags."""
+def start_lessons(system, out):
+    """Start every lesson's quick run, one after another in one process started as on `system`
+    (QUICK=1, as the notebooks the numbers are compared with), with its PATHS flags; its output
+    goes to out/stdout.txt and out/stderr.txt. Returns the running process."""
+    out.mkdir(parents=True, exist_ok=True)
     flags = ["--out", str(out), *PATHS[system]]
-    driver = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import simulated_os\n"
+    driver = (f"import os, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import simulated_os\n"
+              f"if hasattr(os, 'nice'):\n"
+              f"    os.nice(19)   # in the background: the suite's own tests come first\n"
               f"for lesson in {[str(path) for path in LESSONS]!r}:\n"
               f"    simulated_os.run_script({system!r}, lesson, *{flags!r})\n")
     environment = {key: value for key, value in os.environ.items() if key != "ARGS"}
-    return subprocess.run([sys.executable, "-c", driver], cwd=ROOT, capture_output=True,
-                          text=True, encoding="utf-8", timeout=600,
-                          env={**environment, "QUICK": "1", "MPLBACKEND": "agg"})
+    with open(out / "stdout.txt", "w", encoding="utf-8") as stdout, \
+            open(out / "stderr.txt", "w", encoding="utf-8") as stderr:
+        return subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=stdout,
+                                stderr=stderr, env={**environment, "QUICK": "1",
+                                                    "MPLBACKEND": "agg",
+                                                    "PYTHONIOENCODING": "utf-8"})
+
+
+def start_in_the_background(folder):
+    """Both systems' lesson runs, started when the suite starts (tests/conftest.py): they keep
+    two cores busy for half a minute, and the rest of the suite leaves one idle much of the
+    time. {system: (process, its folder)}."""
+    return {system: (start_lessons(system, folder / system), folder / system)
+            for system in simulated_os.SYSTEMS}
 
 
 def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
-        tmp_path, notebook_run):
+        simulated_lesson_runs, notebook_run):
     """Both systems take the same sweep paths (spawn is their start method), so between them the
     two runs take each path a sweep has there: new processes (Windows) and this process on one
     thread (macOS, --workers 1). Every number equals the Linux notebook's (forked workers)."""
-    with ThreadPoolExecutor(len(simulated_os.SYSTEMS)) as pool:      # one process per core
-        done = dict(zip(simulated_os.SYSTEMS, pool.map(
-            lambda system: run_lessons(system, tmp_path / system), simulated_os.SYSTEMS)))
-    for system, finished in done.items():
-        assert finished.returncode == 0, (system, finished.stderr[-3000:])
-        assert "forked" not in finished.stdout                 # no sweep forked there
-        assert ("new (spawn) processes" in finished.stdout) == (system == "windows")
+    for system, (process, out) in simulated_lesson_runs.items():
+        code = process.wait(timeout=600)
+        stdout = (out / "stdout.txt").read_text(encoding="utf-8")
+        assert code == 0, (system, (out / "stderr.txt").read_text(encoding="utf-8")[-3000:])
+        assert "forked" not in stdout                          # no sweep forked there
+        assert ("new (spawn) processes" in stdout) == (system == "windows")
         for lesson in LESSONS:
-            written = tmp_path / system / "results" / f"{lesson.stem}_quick.json"
+            written = out / "results" / f"{lesson.stem}_quick.json"
             payload = json.loads(written.read_text(encoding="utf-8"))
             assert numbers_of(payload) == numbers_of(notebook_run(lesson.stem)), (
                 system, lesson.stem)
