@@ -73,7 +73,7 @@ CONTEXT_LIMIT = 3         # part a: characters the control sees
 #
 # **The paper's claim** [summary]: paper B compares allocations of heads and head dimensions
 # across layers on its own data (§6); its data and numbers are not in our sources. We take file
-# 06's part b allocations to text [ours].
+# 06's allocations to text [ours].
 #
 # The default corpus is the Python language reference that Python carries for `help()`
 # (`pydoc_data.topics`, a little different in each version, whose length and Python's version

@@ -4,7 +4,7 @@
 # Paper B's reviewers report (arXiv 2510.03784; the paper's body is not in our sources) that its
 # best head count on "a 4-gram task on white noise" was 8 heads where its Eq. (3) predicted 32
 # (its Fig. 2). Where does the lowest error fall on our reconstruction, and does it move with
-# the budget, as an Eq. (3)-type trade-off would? It deepens 06's part a with paper B's own
+# the budget, as an Eq. (3)-type trade-off would? It deepens study 06g with paper B's own
 # task, beside a hand-built reference.
 # `python further/06b_ngram.py` (50 s on 2 cores; the notebook replays the committed runs
 # `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06c's models, and

@@ -522,7 +522,7 @@ if __name__ == "__main__" and "a" in args.parts:
 # So the premise of paper B's reason for thinner later layers, a softmax turned near-uniform,
 # is not seen in these models at these contexts: no layer, early or late, shows $H(p)/\log L$
 # rising by its interval, and 3 of the 6 show it falling. Whether later layers can be thinner
-# for another reason is 06's part b thinning test (no clear difference).
+# for another reason is 06's thinning test (no clear difference).
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -535,7 +535,7 @@ if __name__ == "__main__" and "a" in args.parts:
 #
 # The premise of paper B's reason for thinner later layers, near-uniform attention, is not
 # seen in these models at these contexts (no layer's H/log L rises by its interval); whether
-# later layers can be thinner for another reason is 06's part b thinning test (no clear
+# later layers can be thinner for another reason is 06's thinning test (no clear
 # difference).
 
 # %% [markdown]

@@ -931,7 +931,7 @@ if __name__ == "__main__":
 # | ... especially for long sequences (abstract; Thm 5.1 assumes bounded logits) | stated | L = 16 → 64, the gain of d 2 → 16 changes +0.010 [−0.016, +0.037] (same targets −0.014 [−0.045, +0.017]); a shrink beyond 0.016 bits excluded; longer contexts not shown in use | not seen with free logits, at the one pair of lengths our guard lets speak |
 # | (our control) which part of d buys the gain | — | values fixed at 16: the queries' and keys' d 2 → 16 buys +0.012 [−0.003, +0.028] (L = 16) against +0.129 for a whole head; the values' part +0.117 [+0.092, +0.142], 90 % of it | beyond rank 2 the score buys at most about 0.03 bits here, at every L (separated only on the whole window at L = 64) |
 # | the premise: attention turns near-uniform as L grows | assumed under bounded logits | the last query keeps 3–12 keys where uniform would be 16–256; $\mathcal H/\log L$ rises in layer 2 (d = 16, L = 16 → 256: +0.074 [+0.051, +0.097], to 0.450) and falls in layer 1 | near-uniform not seen; layer 2 spreads a little |
-# | so later layers can have smaller heads (the rule) | stated | not tested here (every layer has the same d); 06's part b thinning test: no clear difference | — |
+# | so later layers can have smaller heads (the rule) | stated | not tested here (every layer has the same d); 06's thinning test: no clear difference | — |
 #
 # Plain diminishing returns in d show in these character models, and most of the gain of d is
 # the values' width (89–91 %; cutting the score's rank to 2 costs at most about 0.03 bits at every
