@@ -1,9 +1,9 @@
-"""Lesson 07's training of its sweeps, tables, figures and printouts; also used by studies 07a
-and 07b.
+"""Lesson 07's training of its sweeps, tables, figures and printouts; also used by studies 07a,
+07b and 07c.
 
-The lesson keeps its idea (the digits at a random place, the ViT, its training, the two sweeps'
-shapes, the gains with h and the width's part of them) and hands its functions and numbers to
-the ones here: `train_sweep` trains every (side, h) shape of a sweep for every seed with the
+The lesson keeps its idea (the digits at a random place, the ViT, its training, the protocol's
+shapes and the gains with h; study 07c the fixed width's shapes and the width's part of the
+gains) and hands its functions and numbers to the ones here: `train_sweep` trains every (side, h) shape of a sweep for every seed with the
 lesson's `train(run)`, `sweep_keys` puts a sweep's table and gains into the JSON's keys, and
 `plot_fixed_head_dim`, `plot_fixed_width` and `report` show them. Nothing here imports the
 lesson."""
@@ -222,7 +222,7 @@ def report(result, seeds, sweeps=None):
     """One line per T and sweep (all of `result`'s unless named): the mean training accuracy
     (images at new placements) for each h, the held-out mean beside it, the parameters, and
     the paired gain from the fewest to the most heads; after the fixed-width sweep, per T, the
-    width's part of the gain (the lesson's widths_part)."""
+    width's part of the gain (study 07c's widths_part)."""
     sweeps = sweeps or list(result["accuracy"])
     first = next(iter(result["accuracy"][sweeps[0]].values()))
     print(f"training accuracy | held-out, mean over {seeds} seeds ({result['data']}), "
