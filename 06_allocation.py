@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 06 · Spending a fixed attention budget across heads, head dimensions and layers
+# # 06 · Allocating an attention budget across layers
 #
 # Paper B (arXiv 2510.03784, §6) allocates an attention budget by layer: early layers extract
 # information and need the richer attention, later layers can be thinner. Its tasks are not in
@@ -241,11 +241,11 @@ if __name__ == "__main__":
 #
 # | claim | paper B | ours | where we differ |
 # |---|---|---|---|
-# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where Eq. (3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4, 0.049 against 0.732 and 0.675 | our task and its M set our optimum |
+# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where its Eq. (3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4 (M queries a sequence), 0.049 against 0.732 and 0.675 | our task and its M set our optimum |
 # | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back −0.175 and +0.167 | the rich layer must be where the match is |
 # | later layers can be thinner (§6) | no number in our sources | one head fewer in the last layer: +0.000 and +0.005 | no clear difference; no margin was set |
 #
-# The `--full` run (RESULTS.md) keeps all three.
+# The committed `--full` run (RESULTS.md; it also trained study 06g's budget) keeps all three.
 
 # %% [markdown]
 # ## Going further

@@ -267,9 +267,9 @@ if __name__ == "__main__":
 #
 # ## Going further
 #
-# - [07a · Text retrieval and paper A's law](07a_text_retrieval.ipynb): both sweeps on
-#   retrieval among hard negatives (Table 6).
-# - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb): both sweeps on CIFAR-10, up to the
-#   paper's grid (a download and a GPU; not run here).
 # - [07c · A fixed width](07c_fixed_width.ipynb): the control the paper lacks on images, equal
 #   parameters for every $h$.
+# - [07a · Text retrieval and paper A's law](07a_text_retrieval.ipynb): the protocol and 07c's
+#   fixed width on retrieval among hard negatives (Table 6).
+# - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb): the same two sweeps on CIFAR-10, up to
+#   the paper's grid (a download and a GPU; not run here).

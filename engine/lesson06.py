@@ -105,7 +105,7 @@ def report_fixed_budget(result):
 
 
 # ----------------------------------------------------------------------------------------------
-# Part b: allocations at equal budgets, paired by seed
+# Lesson 06: allocations at equal budgets, paired by seed
 # ----------------------------------------------------------------------------------------------
 # The paired differences, where both allocations ran (uniform: study 06a's, and 06's --full run)
 PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"), ("back-loaded", "uniform"),
@@ -128,7 +128,7 @@ def summary(layers, values):
 
 
 def plot_allocations(result):
-    """Part b: each allocation's mean (bars) and every seed (dots), one panel per task; dashed:
+    """Each allocation's mean (bars) and every seed (dots), one panel per task; dashed:
     study 06f's no-match baseline, where the numbers hold it."""
     return draw_allocation_bars([
         (task, entry["allocations"], "validation NMSE", entry.get("no_match_baseline"),
@@ -162,7 +162,7 @@ def draw_allocation_bars(panels):
 
 
 def report_allocations(result):
-    """Part b: per task the allocations' means [study 06f's baseline, where the numbers hold
+    """Per task the allocations' means [study 06f's baseline, where the numbers hold
     it], and the two quoted differences."""
     for task, entry in result["comparison"].items():
         means = "  ".join(f"{name} {a['mean']:.3f}" for name, a in entry["allocations"].items())

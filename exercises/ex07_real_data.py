@@ -1,9 +1,9 @@
 # %% [markdown]
 # # Exercises · 07 The head count on real data
 #
-# Beside `07_real_data.py` and paper A §6.2 (Tables 6, 8–9). The checks read the committed
-# results (the `--full` reference run when it is committed, else the default run); nothing
-# trains.
+# Beside `07_real_data.py`, studies 07c and 07a, and paper A §6.2 (Tables 6, 8–9). The checks
+# read the committed results (the `--full` reference run when it is committed, else study 07c's
+# or 07a's default run); nothing trains.
 
 # %%
 import os

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 06a · Text: the allocations beside a 3-character control, and rank by layer (a study of 06)
 #
-# Do file 06's equal-budget allocations (its part b) differ on real text, and do character models
+# Do lesson 06's equal-budget allocations differ on real text, and do character models
 # use more than the last three characters at all? And which layers tolerate a lower-rank score,
 # which paper B (arXiv 2510.03784, §5–6) expects of later layers? Character models on the Python
 # language reference, beside the same model limited to 3 characters; then each head's score cut

@@ -45,7 +45,7 @@ SETTINGS = {
     "n_train": Setting(20000, 1000, 40000, positive_int, "training sequences"),
     "n_valid": Setting(2000, 300, 4000, positive_int, "validation sequences"),
 }
-PARTS = {"a": ()}  # the study is one part (RESULTS.md, section 06, a)
+PARTS = {"budget": ()}  # the study is one part
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("06g_fixed_budget", args, PARTS)

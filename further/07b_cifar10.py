@@ -9,7 +9,7 @@
 # `python further/07b_cifar10.py --data-dir DIR` (not run here: it needs a GPU; untested at scale)
 
 # %%
-"""07b · Lesson 07's two sweeps on CIFAR-10 (paper A, Section 6.2, Tables 8-9), or a dry run."""
+"""07b · Lesson 07's and study 07c's sweeps on CIFAR-10 (paper A, Section 6.2), or a dry run."""
 import hashlib
 import pickle
 import sys
@@ -191,7 +191,7 @@ def planned_shapes(args):
 
 def plan(args):
     """What a run with --data-dir would train: T per side, each sweep's shapes, and the count of
-    training runs (a shape in both sweeps is trained once, as lesson 07 does)."""
+    training runs (a shape in both sweeps is trained once, as study 07c does)."""
     shapes = planned_shapes(args)
     distinct = {(h, *shape) for by_h in shapes.values() for h, shape in by_h.items()}
     sides = list(dict.fromkeys(args.sides))
@@ -220,8 +220,8 @@ def report_table_8():
 
 
 def run_sweeps(args, data):
-    """Lesson 07's parts on `data`, in its order: the protocol, then the fixed width (which
-    reads the shapes the protocol trained)."""
+    """Study 07c's parts on `data`, in its order: lesson 07's protocol, then the fixed width
+    (which reads the shapes the protocol trained)."""
     numbers = {}
     for sweep, shapes in planned_shapes(args).items():
         rows, seconds = engine.train_sweep(args, sweep, shapes, real_data.train_vit, data,
