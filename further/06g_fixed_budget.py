@@ -5,7 +5,7 @@
 # $H d$: too few heads and too small a head dimension both hurt [summary]. This study spends one
 # budget on $H$ heads of dimension $d = \text{budget}/H$, with lesson 06's transformer and
 # training, on a task whose two sides we can name. `python further/06g_fixed_budget.py`
-# (16 s on 2 cores).
+# (15 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """06g · Multi-query recall at a fixed attention budget: too few heads, too small a head dim."""
