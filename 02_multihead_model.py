@@ -264,12 +264,9 @@ if __name__ == "__main__":
 #
 # - [02a · The recipe study](02a_recipe_study.ipynb): more steps, a larger batch, the best
 #   checkpoint.
-# - [02b · The directions study](02b_directions_study.ipynb): which reading of the $a_i$ comes
-#   closest to Tables 2 and 3.
+# - [02b · The directions study](02b_directions_study.ipynb): which reading of the $a_i$.
 # - [02c · The seed count](02c_seed_count.ipynb): the seeds' part in the gap to Table 3.
-# - [02d · Variants](02d_variants.ipynb): a fixed width, $D = 3$, two layers (Tables 3–5), the
-#   paper's grid, and §6.2's reversal score.
+# - [02d · Variants](02d_variants.ipynb): a fixed width, $D = 3$, two layers (Tables 3–5).
 # - [02e · The training budget](02e_training_budget.ipynb): trained until the error stops
-#   falling, the $h = 4$ minimum reaches Table 3's level at $T = 8$.
-# - [02f · Where each head looks](02f_attention_maps.ipynb): the trained $h = D$ heads divide
-#   the $a_i$ among themselves, as Theorem 2(1)'s construction does.
+#   falling.
+# - [02f · Where each head looks](02f_attention_maps.ipynb): the trained heads' attention.

@@ -285,10 +285,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Going further
 #
-# - [05a · The oracle and the confound](05a_confound.ipynb): the best each rank allows, and a
-#   target that gets easier as L grows.
+# - [05a · The oracle and the confound](05a_confound.ipynb): a target that gets easier with L.
 # - [05b · Low rank after training](05b_low_rank.ipynb): the heads' SVD truncation (Corollary 5.1).
-# - [05c · The bounded-logit lemma, measured](05c_bounded_logits.ipynb): both bounds on worst cases
-#   and random logits, L up to 4096.
-# - [06d · Head dimension at longer contexts](06d_head_dim_context.ipynb): the same question on
-#   trained character models.
+# - [05c · The bounded-logit lemma, measured](05c_bounded_logits.ipynb)
+# - [06d · Head dimension at longer contexts](06d_head_dim_context.ipynb): character models.
