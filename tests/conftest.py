@@ -67,55 +67,73 @@ def notebook_run(tmp_path_factory, request):
                               if written.exists() else {})
                 run.outputs[name] = [output for cell in notebook.cells
                                      for output in cell.get("outputs", [])]
-            start_simulated_lessons(request.config)      # the kernels are done with the cores
+            start_simulated_runs(request.config)         # the kernels are done with the cores
         return done[stem]
     run.outputs = {}          # notebook_run.outputs[stem]: every output of its cells
     return run
 
 
-SIMULATED_LESSONS = "tests/test_simulated_os.py::test_every_lesson_runs_on_simulated_windows"
+SIMULATED_TESTS = ("tests/test_simulated_os.py::test_every_lesson_runs_on_simulated_windows",
+                   "tests/test_simulated_os.py::test_a_lesson_notebook_runs_on_simulated_windows")
 
 
 def pytest_collection_finish(session):
-    """Note whether the simulated-OS lesson test is to run: its two runs then start in the
-    background, at the lowest priority, once the notebooks have run (start_simulated_lessons)."""
-    session.config.simulated_lesson_runs = None
-    session.config.simulated_pending = any(item.nodeid.startswith(SIMULATED_LESSONS)
+    """Note whether the simulated-OS tests are to run: their lesson runs and notebooks then
+    start in the background, at the lowest priority, once the notebooks have run
+    (start_simulated_runs)."""
+    session.config.simulated_runs = None
+    session.config.simulated_pending = any(item.nodeid.startswith(SIMULATED_TESTS)
                                            for item in session.items)
 
 
-def start_simulated_lessons(config):
-    """Start the simulated-OS lesson runs (test_simulated_os.start_in_the_background) once: they
-    take two cores' worth of half a minute, which the rest of the suite, leaving a core idle
-    much of the time, lends them."""
-    if getattr(config, "simulated_pending", False) and config.simulated_lesson_runs is None:
+def start_simulated_runs(config):
+    """Start the simulated-OS lesson runs and notebooks (test_simulated_os) once: they take two
+    cores' worth of most of a minute, which the rest of the suite, leaving a core idle much of
+    the time, lends them."""
+    if getattr(config, "simulated_pending", False) and config.simulated_runs is None:
         import tempfile
         import test_simulated_os
         folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
-        config.simulated_lesson_runs = folder, test_simulated_os.start_in_the_background(folder)
+        config.simulated_runs = {
+            "folder": folder,
+            "lessons": test_simulated_os.start_in_the_background(folder / "lessons"),
+            "notebooks": test_simulated_os.start_notebooks_in_the_background(folder)}
 
 
 def pytest_sessionfinish(session):
-    """Stop the background runs if a test run ended before they did, and remove their folder."""
-    started = getattr(session.config, "simulated_lesson_runs", None)
+    """Stop the background lesson runs if a test run ended before they did, let the notebooks
+    finish, and remove their folder."""
+    started = getattr(session.config, "simulated_runs", None)
     if started:
         import shutil
-        folder, runs = started
-        for process, _ in runs.values():
+        for process, _ in started["lessons"].values():
             if process.poll() is None:
                 process.kill()
             process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+        for future in started["notebooks"].values():
+            future.exception()                           # waits; a failure is the test's
+        shutil.rmtree(started["folder"], ignore_errors=True)
+
+
+def simulated(request, key):
+    """The simulated-OS runs of one kind ("lessons" or "notebooks"), started now if the
+    notebooks did not start them."""
+    start_simulated_runs(request.config)
+    if request.config.simulated_runs is None:
+        pytest.skip("started only when the suite collects the simulated-OS tests")
+    return request.config.simulated_runs[key]
 
 
 @pytest.fixture(scope="session")
 def simulated_lesson_runs(request):
-    """{system: (the process, its folder)} of the simulated-OS lesson runs, started now if the
-    notebooks did not start them."""
-    start_simulated_lessons(request.config)
-    if request.config.simulated_lesson_runs is None:
-        pytest.skip("started only when the suite collects the simulated-OS lesson test")
-    return request.config.simulated_lesson_runs[1]
+    """{system: (the process, its folder)} of the simulated-OS lesson runs."""
+    return simulated(request, "lessons")
+
+
+@pytest.fixture(scope="session")
+def simulated_notebook_runs(request):
+    """{(system, stem): the future of its simulated notebook's (results, printout)}."""
+    return simulated(request, "notebooks")
 
 
 @pytest.fixture
