@@ -252,8 +252,7 @@ if __name__ == "__main__":
 # too (0.538 → 0.787 at $T = 64$), while the paper's validation accuracy peaks near $h = 8$–14
 # [paper: Table 9]. Training accuracy after a fixed number of steps measures expressivity and
 # ease of optimisation together; we cannot tell them apart here. At a fixed width (study 07c)
-# the rise is about half as large, +0.141 [+0.113, +0.169]: more heads still fit better at equal
-# parameters.
+# the rise is smaller, +0.141 [+0.113, +0.169]: more heads still fit better at equal parameters.
 
 # %% [markdown]
 # ## Summary beside the paper

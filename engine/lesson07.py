@@ -3,8 +3,9 @@
 
 The lesson keeps its idea (the digits at a random place, the ViT, its training, the protocol's
 shapes and the gains with h; study 07c the fixed width's shapes and the width's part of the
-gains) and hands its functions and numbers to the ones here: `train_sweep` trains every (side, h) shape of a sweep for every seed with the
-lesson's `train(run)`, `sweep_keys` puts a sweep's table and gains into the JSON's keys, and
+gains) and hands its functions and numbers to the ones here: `train_sweep` trains every
+(side, h) shape of a sweep for every seed with the lesson's `train(run)`, `sweep_keys` puts a
+sweep's table and gains into the JSON's keys, and
 `plot_fixed_head_dim`, `plot_fixed_width` and `report` show them. Nothing here imports the
 lesson."""
 import functools

@@ -189,11 +189,11 @@ if __name__ == "__main__":
 # **What we saw.** `allocate(20, 5, 1)` = [(1, 10), (1, 2), (1, 2), (1, 3), (1, 3)], `allocate(48,
 # 3, 4)` = [(4, 6), (4, 3), (4, 3)], `allocate(96, 4, 4)` = [(4, 12), (2, 6), (3, 6), (3, 6)],
 # `allocate(256, 6, 8)` = [(8, 16), (3, 8), (3, 8), (3, 8), (3, 8), (4, 8)]. Rule 1 has study 06g
-# behind it (the lowest error at H = M for both seeds); rule 3 has no clear difference behind
-# it on either task (thinning alone, front-reduced − front-loaded); and the rich layer wins where
-# the match is, front-loaded on match-aggregate and back-loaded on prefix-match, so our rule puts
-# the rich layer first only because the extraction happens there. Front-loading against a
-# uniform allocation is not in the lesson's default run; its committed `--full` run (at da435a1)
-# has it (`--evidence results/06_allocation_full.json`): front-loaded − uniform −0.020 [−0.025, −0.016]
-# on match-aggregate and +0.098 [+0.064, +0.132] on prefix-match.
-# Paper B gives no formula and no number of this kind in our sources.
+# behind it (the lowest error at H = M for both seeds); rule 3 has no clear difference behind it on
+# either task (thinning alone, front-reduced − front-loaded); and the rich layer wins where the
+# match is, front-loaded on match-aggregate and back-loaded on prefix-match, so our rule puts the
+# rich layer first only because the extraction happens there. Front-loading against a uniform
+# allocation is not in the lesson's default run; its committed `--full` run (at da435a1) has it
+# (`--evidence results/06_allocation_full.json`): front-loaded − uniform −0.020 [−0.025, −0.016] on
+# match-aggregate and +0.098 [+0.064, +0.132] on prefix-match. Paper B gives no formula and no
+# number of this kind in our sources.

@@ -112,10 +112,10 @@ def recall_oracle(parts, y, n_heads):
     return best
 
 
-def oracle_beside(lesson):
+def oracle_beside(budget):
     """The run's fixed budget (study 06g's) with the oracle at its settings, on fresh
     sequences."""
-    settings, fixed = lesson["config"], dict(lesson["fixed_budget"])
+    settings, fixed = budget["config"], dict(budget["fixed_budget"])
     _, y, parts = fixed_budget.recall_task(settings["n_valid"], settings["memory"],
                                          settings["key_dim"], settings["queries"],
                                          settings["seed"] + FRESH_SEED_OFFSET)

@@ -122,8 +122,10 @@ if __name__ == "__main__":
 # `results/07_real_data_full.json`, figure `figures/07_heads_on_images_full.png`; this study's
 # `--full` trains the same runs). At $T = 64$ the fixed width rises 0.634, 0.682, 0.719, 0.775,
 # **+0.141 [+0.113, +0.169]**: at equal parameters more heads still fit the training digits
-# better; the width's part, **+0.140 [+0.096, +0.184]**, is about half of the protocol's rise
-# (+0.281 [+0.231, +0.331]). At $T = 16$ (the digit fills its frame) the protocol's
-# +0.022 [+0.015, +0.030] is all width. Paper A has no control of this kind on images.
+# better within 1,500 steps (expressivity and ease of optimisation together); the width's part,
+# **+0.140 [+0.096, +0.184]**, is a third to two thirds of the protocol's rise
+# (+0.281 [+0.231, +0.331]). At $T = 16$ (the digit fills its frame) every fixed-width model
+# sits at 1.000, so the protocol's +0.022 [+0.015, +0.030] cannot be split into heads and width.
+# Paper A has no control of this kind on images.
 #
 # Back to [lesson 07](07_real_data.ipynb).

@@ -107,6 +107,7 @@ def test_only_the_parts_that_ran_give_rows():
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--evidence", "/no/such/file.json"], "--evidence"),
-    (["--budget-evidence", "/no/such/file.json"], "--budget-evidence"), (["--seed", "x"], "--seed")])
+    (["--budget-evidence", "/no/such/file.json"], "--budget-evidence"),
+    (["--seed", "x"], "--seed")])
 def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("06e_allocation_rules", flags, flag_name)
