@@ -492,6 +492,16 @@ def git(root, *command):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+@functools.lru_cache(maxsize=None)
+def fresh_interpreter(code, *args):
+    """What `python -c CODE ARGS` prints, run in a new interpreter once per process: what it
+    reads does not depend on what this process imported or replaced before (pytest, a notebook's
+    earlier cells)."""
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=True, encoding="utf-8")
+    return done.stdout
+
+
 REPLAYED = {}   # the results files read_input() read for this run: path -> sha256 of its bytes
 
 

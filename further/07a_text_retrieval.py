@@ -16,7 +16,6 @@ import inspect
 import json
 import math
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -154,9 +153,8 @@ def stdlib_pairs(modules=STDLIB_MODULES):
     replaces threading.excepthook) would otherwise change the corpus."""
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import helpers; print(json.dumps("
             "helpers.load_concept('07a_text_retrieval').live_pairs(sys.argv[2:])))")
-    done = subprocess.run([sys.executable, "-c", code, str(helpers.ROOT), *modules],
-                          capture_output=True, text=True, check=True, encoding="utf-8")
-    return [tuple(pair) for pair in json.loads(done.stdout)]
+    printed = plumbing.fresh_interpreter(code, str(helpers.ROOT), *modules)
+    return [tuple(pair) for pair in json.loads(printed)]
 
 
 def live_pairs(modules):

@@ -1,6 +1,7 @@
 """Shared test fixtures: the repository root on sys.path, and a quick-preset config helper."""
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,59 +19,148 @@ FURTHER = sorted((ROOT / "further").glob("0[1-7]*_*.py"))  # going further: one 
 SCRIPTS = LESSONS + FURTHER
 
 
-NOTEBOOK_WORKERS = 2   # notebooks executed at once: one kernel per core
+NOTEBOOK_WORKERS = 2   # kernels at once: one per core
+# Run before a study's notebook in a kernel that ran another study: it forgets that notebook's
+# variables and every module of this repository it loaded (helpers, plumbing, engine, the
+# numbered files), and closes its figures. torch and the other libraries stay imported: their
+# import is most of a study's quick run.
+FRESH_START = f"""\
+import sys
+for name, module in list(sys.modules.items()):
+    spec = getattr(module, "__spec__", None)       # a package without __init__.py (engine)
+    folders = getattr(spec, "submodule_search_locations", None) or []   # has its folder only
+    files = [getattr(module, "__file__", None) or "", *folders]
+    if any(file.startswith({str(ROOT)!r}) and "site-packages" not in file for file in files):
+        del sys.modules[name]
+import matplotlib.pyplot
+matplotlib.pyplot.close("all")
+get_ipython().run_line_magic("reset", "-f")"""
+
+
+LESSON_STEMS = {script.stem for script in LESSONS}
+
+
+def shut_down(kernel):
+    """Stop a kernel a worker kept running (None: nothing to stop)."""
+    if kernel is not None:
+        from jupyter_core.utils import run_sync
+        run_sync(kernel.shutdown_kernel)(now=True)
+
+
+class NotebookRuns:
+    """The notebook of every file this session's tests name, executed with QUICK=1 before the
+    session's first test, NOTEBOOK_WORKERS at a time, in the order the tests first need them.
+    Each lesson runs in a fresh kernel, as a reader's does; the studies a worker runs share its
+    kernel, each after FRESH_START (a kernel's start and imports take about 3 s, most of a
+    study's quick run). An error in one notebook is that notebook's."""
+
+    def __init__(self, stems, out, when_done):
+        import os
+        self.out, self.when_done, self.lock = out, when_done, threading.Lock()
+        self.queue = list(stems)                        # taken from the front
+        self.finished = {stem: threading.Event() for stem in stems}
+        self.results, self.outputs, self.errors = {}, {}, {}
+        self.environment = {**{key: value for key, value in os.environ.items() if key != "ARGS"},
+                            "QUICK": "1", "OUT": str(out), "MPLBACKEND": "agg"}
+        self.workers = [threading.Thread(target=self.work, daemon=True)
+                        for _ in range(NOTEBOOK_WORKERS)]
+        self.running = len(self.workers)
+        for worker in self.workers:
+            worker.start()
+
+    def __call__(self, stem):
+        """The JSON its quick run wrote ({} for a replay that writes none); executed here in a
+        fresh kernel when no test named it."""
+        if stem not in self.finished:
+            self.finished[stem] = threading.Event()
+            self.execute(stem)
+        self.finished[stem].wait()
+        if stem in self.errors:
+            raise self.errors[stem]
+        return self.results[stem]
+
+    def work(self):
+        """Take the next notebook until none is left; the studies share one kernel."""
+        shared = None                                       # this worker's kernel for studies
+        try:
+            while True:
+                with self.lock:
+                    if not self.queue:
+                        break
+                    stem = self.queue.pop(0)
+                if stem in LESSON_STEMS:
+                    self.execute(stem)
+                else:
+                    shared = self.execute(stem, shared, keep_kernel=True)
+        finally:
+            shut_down(shared)
+            with self.lock:
+                self.running -= 1
+                last = self.running == 0
+            if last:
+                self.when_done()
+
+    def execute(self, stem, kernel=None, keep_kernel=False):
+        """Execute notebooks/<stem>.ipynb, in `kernel` (after FRESH_START) or a new one; returns
+        the kernel, still running, with keep_kernel (None after an error)."""
+        import json
+
+        import nbformat
+        from nbclient import NotebookClient
+        notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
+        if kernel is not None:
+            notebook.cells.insert(0, nbformat.v4.new_code_cell(FRESH_START))
+        client = NotebookClient(notebook, km=kernel, timeout=300, kernel_name="python3",
+                                allow_errors=True,
+                                resources={"metadata": {"path": str(ROOT / "notebooks")}})
+        try:
+            client.execute(env=self.environment, cleanup_kc=not keep_kernel)
+        except Exception as error:  # noqa: BLE001 - the test that reads this notebook fails
+            self.errors[stem] = error
+            shut_down(client.km if keep_kernel else None)
+            return None                                   # the next study starts a new kernel
+        else:
+            if kernel is not None:
+                del notebook.cells[0]
+            written = self.out / "results" / f"{stem}_quick.json"   # a replay: its analysis only
+            self.results[stem] = (json.loads(written.read_text(encoding="utf-8"))
+                                  if written.exists() else {})
+            self.outputs[stem] = [output for cell in notebook.cells
+                                  for output in cell.get("outputs", [])]
+            return client.km if keep_kernel else None
+        finally:
+            if keep_kernel and client.kc is not None:
+                client.kc.stop_channels()
+            self.finished[stem].set()
+
+    def wait(self):
+        """Until every notebook has run."""
+        for worker in self.workers:
+            worker.join()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def notebook_runs(tmp_path_factory, request):
+    """The NotebookRuns of this session, run before its first test."""
+    items = [item.nodeid for item in request.session.items]
+    named = [script.stem for script in SCRIPTS if any(script.stem in item for item in items)]
+    first_need = {stem: next(index for index, item in enumerate(items) if stem in item)
+                  for stem in named}
+    runs = NotebookRuns(sorted(named, key=first_need.get), tmp_path_factory.mktemp(
+        "notebook_runs"), when_done=lambda: start_simulated_runs(request.config))
+    runs.wait()     # the kernels have both cores: a test beside them runs several times slower
+    yield runs
 
 
 @pytest.fixture(scope="session")
-def notebook_run(tmp_path_factory, request):
+def notebook_run(notebook_runs):
     """notebook_run(stem): the JSON of notebooks/<stem>.ipynb executed once per session with
     QUICK=1 (the file's --quick run, as a reader's notebook runs it); its cells' outputs are in
     notebook_run.outputs[stem]. tests/test_notebooks.py checks that it runs; each file's
     test_main_quick checks its numbers, so the quick run is not trained twice. A study whose
     notebook replays its committed run (NOTEBOOK_ARGS) writes no quick run (at most its analysis
-    of the replayed file): {}.
-
-    The first call executes, two at a time, the notebook of every file this session's tests
-    name (most of a kernel's time is its start and imports, which do not share a core)."""
-    import concurrent.futures
-    import json
-    import os
-
-    import nbformat
-    from nbclient import NotebookClient
-    out, done = tmp_path_factory.mktemp("notebook_runs"), {}
-    named = [script.stem for script in SCRIPTS
-             if any(script.stem in item.nodeid for item in request.session.items)]
-
-    def execute(stem):
-        notebook = nbformat.read(ROOT / "notebooks" / f"{stem}.ipynb", as_version=4)
-        NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
-            "metadata": {"path": str(ROOT / "notebooks")}}).execute()
-        return notebook
-
-    def run(stem):
-        if stem not in done:
-            stems = [name for name in named if name not in done]
-            stems += [stem] if stem not in stems else []
-            saved = {key: os.environ.get(key) for key in ("QUICK", "OUT", "MPLBACKEND", "ARGS")}
-            os.environ.update(QUICK="1", OUT=str(out), MPLBACKEND="agg")   # the kernels' env
-            os.environ.pop("ARGS", None)                       # each notebook's own flags
-            try:
-                with concurrent.futures.ThreadPoolExecutor(NOTEBOOK_WORKERS) as pool:
-                    notebooks = dict(zip(stems, pool.map(execute, stems)))
-            finally:
-                for key, value in saved.items():
-                    os.environ.pop(key, None) if value is None else os.environ.update({key: value})
-            for name, notebook in notebooks.items():
-                written = out / "results" / f"{name}_quick.json"   # a replay: its analysis only
-                done[name] = (json.loads(written.read_text(encoding="utf-8"))
-                              if written.exists() else {})
-                run.outputs[name] = [output for cell in notebook.cells
-                                     for output in cell.get("outputs", [])]
-            start_simulated_runs(request.config)         # the kernels are done with the cores
-        return done[stem]
-    run.outputs = {}          # notebook_run.outputs[stem]: every output of its cells
-    return run
+    of the replayed file): {}."""
+    return notebook_runs
 
 
 SIMULATED_TESTS = ("tests/test_simulated_os.py::test_every_lesson_runs_on_simulated_windows",
@@ -86,18 +176,22 @@ def pytest_collection_finish(session):
                                            for item in session.items)
 
 
+SIMULATED_LOCK = threading.Lock()   # the last notebook's worker and a test may both start them
+
+
 def start_simulated_runs(config):
     """Start the simulated-OS lesson runs and notebooks (test_simulated_os) once: they take two
     cores' worth of most of a minute, which the rest of the suite, leaving a core idle much of
     the time, lends them."""
-    if getattr(config, "simulated_pending", False) and config.simulated_runs is None:
-        import tempfile
-        import test_simulated_os
-        folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
-        config.simulated_runs = {
-            "folder": folder,
-            "lessons": test_simulated_os.start_in_the_background(folder / "lessons"),
-            "notebooks": test_simulated_os.start_notebooks_in_the_background(folder)}
+    import tempfile
+    import test_simulated_os
+    with SIMULATED_LOCK:
+        if getattr(config, "simulated_pending", False) and config.simulated_runs is None:
+            folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
+            config.simulated_runs = {
+                "folder": folder,
+                "lessons": test_simulated_os.start_in_the_background(folder / "lessons"),
+                "notebooks": test_simulated_os.start_notebooks_in_the_background(folder)}
 
 
 def pytest_sessionfinish(session):

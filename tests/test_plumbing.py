@@ -357,3 +357,13 @@ def test_where_spawn_is_the_start_method_the_runs_go_to_new_processes(workers, p
     assert path in capsys.readouterr().out
     assert torch.get_num_threads() == threads             # the sweep's one thread is undone
 
+
+
+def test_a_fresh_interpreter_sees_no_import_of_this_process_and_runs_once(monkeypatch):
+    """pytest is imported here, not there; a second call with the same code and arguments
+    returns the first call's output without starting another interpreter."""
+    code = "import sys; print('pytest' in sys.modules, sys.argv[1:])"
+    plumbing.fresh_interpreter.cache_clear()
+    assert plumbing.fresh_interpreter(code, "a", "b") == "False ['a', 'b']\n"
+    monkeypatch.setattr(plumbing.subprocess, "run", None)         # would raise if called
+    assert plumbing.fresh_interpreter(code, "a", "b") == "False ['a', 'b']\n"
