@@ -49,14 +49,14 @@ def shut_down(kernel):
 
 class NotebookRuns:
     """The notebook of every file this session's tests name, executed with QUICK=1 before the
-    session's first test, NOTEBOOK_WORKERS at a time, in the order the tests first need them.
+    session's first test, NOTEBOOK_WORKERS at a time.
     Each lesson runs in a fresh kernel, as a reader's does; the studies a worker runs share its
     kernel, each after FRESH_START (a kernel's start and imports take about 3 s, most of a
     study's quick run). An error in one notebook is that notebook's."""
 
-    def __init__(self, stems, out, when_done):
+    def __init__(self, stems, out):
         import os
-        self.out, self.when_done, self.lock = out, when_done, threading.Lock()
+        self.out, self.lock = out, threading.Lock()
         self.queue = list(stems)                        # taken from the front
         self.finished = {stem: threading.Event() for stem in stems}
         self.results, self.outputs, self.errors = {}, {}, {}
@@ -64,7 +64,6 @@ class NotebookRuns:
                             "QUICK": "1", "OUT": str(out), "MPLBACKEND": "agg"}
         self.workers = [threading.Thread(target=self.work, daemon=True)
                         for _ in range(NOTEBOOK_WORKERS)]
-        self.running = len(self.workers)
         for worker in self.workers:
             worker.start()
 
@@ -94,11 +93,6 @@ class NotebookRuns:
                     shared = self.execute(stem, shared, keep_kernel=True)
         finally:
             shut_down(shared)
-            with self.lock:
-                self.running -= 1
-                last = self.running == 0
-            if last:
-                self.when_done()
 
     def execute(self, stem, kernel=None, keep_kernel=False):
         """Execute notebooks/<stem>.ipynb, in `kernel` (after FRESH_START) or a new one; returns
@@ -144,12 +138,10 @@ def notebook_runs(tmp_path_factory, request):
     """The NotebookRuns of this session, run before its first test."""
     items = [item.nodeid for item in request.session.items]
     named = [script.stem for script in SCRIPTS if any(script.stem in item for item in items)]
-    first_need = {stem: next(index for index, item in enumerate(items) if stem in item)
-                  for stem in named}
-    runs = NotebookRuns(sorted(named, key=first_need.get), tmp_path_factory.mktemp(
-        "notebook_runs"), when_done=lambda: start_simulated_runs(request.config))
+    runs = NotebookRuns(named, tmp_path_factory.mktemp("notebook_runs"))
     runs.wait()     # the kernels have both cores: a test beside them runs several times slower
-    yield runs
+    start_simulated_runs(request.config)                 # the kernels are done with the cores
+    return runs
 
 
 @pytest.fixture(scope="session")
@@ -176,22 +168,18 @@ def pytest_collection_finish(session):
                                            for item in session.items)
 
 
-SIMULATED_LOCK = threading.Lock()   # the last notebook's worker and a test may both start them
-
-
 def start_simulated_runs(config):
     """Start the simulated-OS lesson runs and notebooks (test_simulated_os) once: they take two
     cores' worth of most of a minute, which the rest of the suite, leaving a core idle much of
     the time, lends them."""
     import tempfile
     import test_simulated_os
-    with SIMULATED_LOCK:
-        if getattr(config, "simulated_pending", False) and config.simulated_runs is None:
-            folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
-            config.simulated_runs = {
-                "folder": folder,
-                "lessons": test_simulated_os.start_in_the_background(folder / "lessons"),
-                "notebooks": test_simulated_os.start_notebooks_in_the_background(folder)}
+    if getattr(config, "simulated_pending", False) and config.simulated_runs is None:
+        folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
+        config.simulated_runs = {
+            "folder": folder,
+            "lessons": test_simulated_os.start_in_the_background(folder / "lessons"),
+            "notebooks": test_simulated_os.start_notebooks_in_the_background(folder)}
 
 
 def pytest_sessionfinish(session):
