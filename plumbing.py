@@ -208,6 +208,7 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
         settings = {**settings, **tables.get(value, {})}
     parser = build_parser(settings, description, parts, full)
     args = parser.parse_args(argv)
+    args.argv = list(argv)     # the flags as typed, for the provenance (not a setting)
     if args.quick or os.environ.get("QUICK") == "1":
         args.preset = "quick"
     else:
@@ -344,6 +345,8 @@ class Run:
         self.script = script or helpers.script_path(stem)   # the file that runs, by its path
         self.suffix = variant + output_suffix(args, parts, named)
         provenance()  # read now, once per process: the code as it starts, not as it ends
+        self.invocation = {"command": command_line(self.script, getattr(args, "argv", [])),
+                           "started": started_now()}
         REPLAYED.clear()  # the results files this run reads (read_input), from here on
         self.started = time.perf_counter()
         print(f"device: {args.device}   preset: {args.preset}", flush=True)
@@ -383,7 +386,8 @@ class Run:
     def write(self, name):
         seconds = time.perf_counter() - self.started
         ran = shown_path(self.script) if Path(self.script).exists() else f"{self.stem}.py"
-        path = save_results(name, self.numbers, self.args, seconds, script=ran)
+        path = save_results(name, self.numbers, self.args, seconds, script=ran,
+                            invocation=self.invocation)
         print(f"wrote {shown_path(path)} in {seconds:.1f} s")
         return path
 
@@ -525,24 +529,48 @@ def with_replayed_inputs(record, root=None):
 @functools.lru_cache(maxsize=None)
 def provenance(root=None):
     """Where a run comes from: the code's git commit and whether tracked files other than the
-    runs' outputs (RUN_OUTPUTS) differed from it (dirty), the versions of Python and the
-    numerical libraries, and the machine (CPU model, the vector instructions torch's kernels
+    runs' outputs (RUN_OUTPUTS) differed from it (dirty), and the machine (CPU model, the vector instructions torch's kernels
     use, cores, torch's threads). Outside a git checkout commit and dirty are None. Once per
     process."""
     root = Path(root or ROOT)
     commit = git(root, "rev-parse", "HEAD")
     changes = git(root, "status", "--porcelain", "--untracked-files=no", "--", ".",
                   *(f":(exclude){folder}" for folder in RUN_OUTPUTS)) if commit else None
-    import numpy
-    import scipy
     return {"commit": commit, "dirty": None if changes is None else bool(changes),
-            "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
-                         "numpy": numpy.__version__, "scipy": scipy.__version__},
             "machine": {"cpu": cpu_model(),
                         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                         "cores": os.cpu_count(),
                         "torch_threads": torch.get_num_threads(),
                         "platform": platform.platform()}}
+
+
+def command_line(script, argv):
+    """The command that ran, as one would type it from the repository's root:
+    "python further/06d_head_dim_context.py --full --out ."; a notebook's ends with
+    "(in its notebook)", since its flags came from $ARGS or the notebook's own."""
+    typed = shlex.join(["python", shown_path(script), *argv])
+    return typed + " (in its notebook)" if in_notebook() else typed
+
+
+def started_now():
+    """The time a run starts, in UTC to the second: "2026-12-06T04:52:10Z"."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# The libraries a run may import, by module and by the name pip knows them by.
+LIBRARIES = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn",
+             "matplotlib": "matplotlib", "joblib": "joblib", "tqdm": "tqdm", "dask": "dask",
+             "distributed": "distributed"}
+
+
+def library_versions():
+    """Python's version and that of every library of LIBRARIES this process has imported (by
+    its pip name: scikit-learn for 07's digits), read when the results are written."""
+    versions = {"python": sys.version.split()[0]}
+    for module, name in LIBRARIES.items():
+        if module in sys.modules:
+            versions[name] = getattr(sys.modules[module], "__version__", "unknown")
+    return versions
 
 
 def cpu_model():
@@ -564,11 +592,12 @@ def recorded(value):
     return shown_path(value) if isinstance(value, Path) else value
 
 
-def save_results(stem, numbers, args, wall_time_s, script=None):
+def save_results(stem, numbers, args, wall_time_s, script=None, invocation=None):
     """Write OUT/results/<stem>.json atomically (temporary file, then rename).
 
     Stores the numbers with the config that produced them, the device, torch's and Python's
-    versions, the wall time of the whole run and its provenance (commit, versions, machine), so
+    versions, the wall time of the whole run and its provenance (commit, the versions of every
+    library it imported, machine; with `invocation`, Run's command line and start time), so
     every figure and README number can be traced to a run; `script` is the file that ran, from
     the repository's root (default: <stem>.py). Returns the path. Strict JSON: a NaN or infinity
     anywhere raises ValueError naming its key (nothing written)."""
@@ -576,12 +605,13 @@ def save_results(stem, numbers, args, wall_time_s, script=None):
     folder.mkdir(parents=True, exist_ok=True)
     payload = {
         "script": script or f"{stem}.py",   # the file that ran, from the repository's root
-        "config": {key: recorded(value) for key, value in vars(args).items()},
+        "config": {key: recorded(value) for key, value in vars(args).items() if key != "argv"},
         "device": args.device,
         "torch_version": torch.__version__,
         "python_version": sys.version.split()[0],   # 06's corpus ships with Python
         "wall_time_s": round(wall_time_s, 2),
-        "provenance": with_replayed_inputs(provenance()),
+        "provenance": with_replayed_inputs({**provenance(), **(invocation or {}),
+                                            "versions": library_versions()}),
         **numbers,
     }
     bad = first_non_finite(payload, stem)
