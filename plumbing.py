@@ -17,8 +17,9 @@ the JSON with the wall time of the whole run.
     config(settings, argv, ...)    parse the flags; --quick/--full/QUICK=1 pick the preset
     refuse(flags, reason, ...)     the one-line, exit-2 answer of every pre-flight check
     Run                            the run: device line, record(), figure(), finish()
-    run_sweep                      independent training runs, costliest first, in CPU processes
-                                   where that works (sweep_path says which path and why)
+    run_sweep                      independent training runs, costliest first, one thread
+                                   each: in joblib's worker processes, on a Dask cluster
+                                   (--scheduler), or here; a tqdm bar counts them
     save_results, save_figure      atomic JSON (finite numbers only) and PNG under --out
     read_input                     a results file a run reads, its sha256 kept for provenance
 """
@@ -28,19 +29,15 @@ import collections
 import contextlib
 import functools
 import hashlib
-import io
 import json
 import math
-import multiprocessing
 import os
-import pickle
 import platform
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -168,8 +165,13 @@ def build_parser(settings, description="", parts=None, full="the paper's scale")
                         help="folder that receives results/ and figures/ (default: runs/, "
                              "which git ignores, or $OUT when set); `--out .` from the "
                              "repository's root refreshes the committed results and figures")
-    parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
-                        help="parallel training processes on the CPU (default: all cores)")
+    parser.add_argument("--workers", type=positive_int,
+                        help="parallel training processes on the CPU (default: all cores; "
+                             "1 with --quick, whose runs take less than starting a process)")
+    parser.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER"),
+                        help="train the sweeps on the Dask cluster whose scheduler is at this "
+                             "address, e.g. tcp://host:8786 (default: none, this machine; "
+                             "or $DASK_SCHEDULER when set)")
     for name, row in settings.items():
         values = [row.value(preset) for preset in ("default", "quick", "full")]
         shown = (f"default: {_shown(values[0])}" if values[0] is not None else "default: none")
@@ -213,6 +215,8 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
         args.preset = "quick"
     else:
         args.preset = "full" if args.full else "default"
+    if args.workers is None:
+        args.workers = 1 if args.preset == "quick" else os.cpu_count()
     args.changed = ["seed"] if args.seed != 0 else []
     for name, row in settings.items():
         preset_value = anchored(row.value(args.preset), ROOT)
@@ -227,6 +231,8 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     except ValueError as error:
         refuse("--device", str(error))
     check_out(args.out)
+    if args.scheduler:
+        connect(args.scheduler)
     for flag in ("n_train", "n_valid"):
         value = getattr(args, flag, None)
         if value is not None and value < 2:  # NMSE divides by a variance, standardising by a std
@@ -327,7 +333,7 @@ def pick_device(name="auto"):
 # A run: its numbers, its figures, its JSON
 # ----------------------------------------------------------------------------------------------
 # Settings that change where or how fast a run goes, not its numbers (or that name it otherwise).
-NOT_IN_FILE_NAMES = {"workers", "data_dir"}
+NOT_IN_FILE_NAMES = {"workers", "scheduler", "data_dir"}
 
 
 class Run:
@@ -348,6 +354,7 @@ class Run:
         self.invocation = {"command": command_line(self.script, getattr(args, "argv", [])),
                            "started": started_now()}
         REPLAYED.clear()  # the results files this run reads (read_input), from here on
+        SWEEPS.clear()    # where its sweeps train, from here on
         self.started = time.perf_counter()
         print(f"device: {args.device}   preset: {args.preset}", flush=True)
         if not in_notebook():
@@ -429,8 +436,9 @@ def replay_suffix(args):
 
 
 def stop_in_one_line(kind, error, trace):
-    """sys.excepthook of a script: a diverging loss is one line ("stopped: ..."), exit code 1."""
-    if issubclass(kind, helpers.NonFiniteLoss):
+    """sys.excepthook of a script: a diverging loss or a failed sweep is one line ("stopped:
+    ..."), exit code 1."""
+    if issubclass(kind, (helpers.NonFiniteLoss, SweepFailed)):
         print(f"stopped: {error}", file=sys.stderr)
     else:
         sys.__excepthook__(kind, error, trace)
@@ -611,7 +619,8 @@ def save_results(stem, numbers, args, wall_time_s, script=None, invocation=None)
         "python_version": sys.version.split()[0],   # 06's corpus ships with Python
         "wall_time_s": round(wall_time_s, 2),
         "provenance": with_replayed_inputs({**provenance(), **(invocation or {}),
-                                            "versions": library_versions()}),
+                                            "versions": library_versions(),
+                                            **({"sweeps": SWEEPS} if SWEEPS else {})}),
         **numbers,
     }
     bad = first_non_finite(payload, stem)
@@ -638,66 +647,28 @@ def save_figure(figure, name, out):
 
 
 # ----------------------------------------------------------------------------------------------
-# Training many runs at once
+# Training many runs at once: joblib's worker processes, or a Dask cluster
 # ----------------------------------------------------------------------------------------------
-def numbered(train, item):
-    """(index, train(run)) for item = (index, run): run_sweep's unit of work."""
-    index, run = item
-    return index, train(run)
+class SweepFailed(RuntimeError):
+    """A run of a sweep raised, or the process or cluster training it went away: the message
+    names the run (a script prints it as one line, "stopped: ...")."""
 
 
-class _ModulesNamed(pickle.Pickler):
-    """A pickler that notes the module of every function and class it pickles by name."""
-
-    def __init__(self, file):
-        super().__init__(file)
-        self.modules = set()
-
-    def persistent_id(self, obj):
-        if isinstance(obj, (types.FunctionType, type)):
-            self.modules.add(obj.__module__)
-        return None                                        # pickle everything as usual
+SCHEDULER = {"client": None}   # the Dask cluster --scheduler connected to (config), else None
+SWEEPS = []                    # where this process's sweeps ran, for the provenance
 
 
-def loadable_by_a_new_process(train):
-    """True when a freshly started Python can unpickle train: it pickles, and every function or
-    class it names (a partial's arguments too) lives in a module with a file (a script, helpers,
-    a lesson). A function defined in a notebook cannot be found there, and a worker that cannot
-    load its task would leave the sweep waiting forever."""
-    pickler = _ModulesNamed(io.BytesIO())
-    try:
-        pickler.dump(train)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return False
-    return all(getattr(sys.modules.get(name), "__file__", None) is not None
-               for name in pickler.modules)
-
-
-def sweep_path(device, workers, train):
-    """Where a sweep's runs train, and why: ("fork" | "spawn" | "here", the reason).
-
-    On the CPU every path trains each run on one thread, so a run's numbers do not depend on
-    the path. Linux starts workers by fork (they inherit what the parent imported). Windows
-    has no fork and macOS makes spawn its default (fork is unsafe there beside torch's
-    threads): there the workers are new processes that import the script — which a function
-    defined in a notebook cannot be, so a notebook there trains in its own process."""
-    if device != "cpu":
-        return "here", f"the runs go one after another on {device}, in this process"
-    if workers == 1:
-        return "here", "the runs go one after another in this process, on one thread"
-    method = multiprocessing.get_start_method()
-    if method == "fork":
-        return "fork", f"the runs train in {workers} forked processes, one thread each"
-    if loadable_by_a_new_process(train):
-        return "spawn", f"the runs train in {workers} new ({method}) processes, one thread each"
-    return "here", (f"the runs go one after another in this process, on one thread: new "
-                    f"({method}) processes cannot load a function defined in a notebook "
-                    f"(the script uses {workers} processes)")
+def run_name(run):
+    """A run as one line names it: its short settings, "T=32 h=4 seed=1" (no device)."""
+    shown = [f"{key}={value}" for key, value in run.items() if key != "device"
+             and isinstance(value, (int, float, str)) and len(str(value)) <= 20]
+    return " ".join(shown) or "with no short settings"
 
 
 @contextlib.contextmanager
 def one_thread():
-    """torch on one thread inside the block, as each worker of a pool (then as before)."""
+    """torch on one thread inside the block (then as before): each run of a sweep trains so,
+    wherever it runs, and so gives the same numbers in a worker as in this process."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -706,47 +677,135 @@ def one_thread():
         torch.set_num_threads(threads)
 
 
+def trained(train, item):
+    """(index, train(run)) for item = (index, run), on one torch thread: a sweep's unit of work.
+    A diverging loss keeps its own message (it names the run); any other error comes back as
+    SweepFailed naming the run."""
+    index, run = item
+    try:
+        with one_thread() if run["device"] == "cpu" else contextlib.nullcontext():
+            return index, train(run)
+    except helpers.NonFiniteLoss:
+        raise
+    except Exception as error:
+        raise SweepFailed(f"the run {run_name(run)} raised {type(error).__name__}: "
+                          f"{error}") from None
+
+
+def connect(address, seconds=10):
+    """The Dask client of the scheduler at address ("tcp://host:8786"), kept for every sweep of
+    this process; the flag is refused in one line when none answers within `seconds`."""
+    try:
+        from distributed import Client
+    except ImportError:
+        refuse("--scheduler", "Dask is not installed: pip install -r requirements-cluster.txt")
+    try:
+        SCHEDULER["client"] = Client(address, timeout=f"{seconds}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as error:
+        refuse("--scheduler", f"no Dask scheduler answered at {address} within {seconds} s "
+                              f"({type(error).__name__})")
+    return SCHEDULER["client"]
+
+
+def sweep_engine(device, workers):
+    """Where a sweep's runs train: ("here" | "loky" | "dask", where in a few words for the
+    provenance, the line that says so)."""
+    client = SCHEDULER["client"]
+    if device != "cpu":
+        return "here", f"this process, on {device}", \
+            f"the runs go one after another on {device}, in this process"
+    if client is not None:
+        address = client.scheduler.address
+        count = len(client.scheduler_info()["workers"])
+        return "dask", f"the Dask cluster at {address}, {count} workers", \
+            f"the runs train on the Dask cluster at {address} ({count} workers), one thread each"
+    if workers == 1:
+        return "here", "this process, one thread", \
+            "the runs go one after another in this process, on one thread"
+    return "loky", f"{workers} joblib worker processes", \
+        f"the runs train in {workers} worker processes (joblib), one thread each"
+
+
+def send_the_numbered_files_by_value():
+    """A worker finds helpers, plumbing and engine by name, as this process does; a numbered
+    file (helpers.load_concept: "06a_text_allocation", a name `import` refuses, maybe in
+    further/) it might not, so its functions and classes travel by value (cloudpickle, which
+    joblib and Dask both use), as a script's or a notebook's own do."""
+    import cloudpickle
+    for name, module in list(sys.modules.items()):
+        if name[:2].isdigit():
+            cloudpickle.register_pickle_by_value(module)
+
+
+def parallel_results(engine, workers, train, queue, results):
+    """(index, result) of every (index, run) of the queue as it finishes, from joblib's worker
+    processes (loky) or the Dask cluster. A worker process or a cluster that goes away ends the
+    sweep with SweepFailed, naming a run that did not finish (results: those that did)."""
+    import joblib
+    send_the_numbered_files_by_value()
+    backend = ({"backend": "dask", "client": SCHEDULER["client"]} if engine == "dask" else
+               {"backend": "loky", "n_jobs": workers, "inner_max_num_threads": 1})
+    try:
+        with joblib.parallel_config(**backend, max_nbytes=None):
+            tasks = (joblib.delayed(trained)(train, item) for item in queue)
+            yield from joblib.Parallel(return_as="generator_unordered", batch_size=1,
+                                       pre_dispatch="all")(tasks)
+    except (SweepFailed, helpers.NonFiniteLoss):
+        raise
+    except Exception as error:      # not the run's own error: its worker or cluster went away
+        waiting = [run for index, run in queue if index not in results]
+        said = " ".join(str(error).split())      # one line, however the library wrapped it
+        raise SweepFailed(f"the sweep stopped ({type(error).__name__}: {said}) with "
+                          f"{len(waiting)} runs unfinished, among them "
+                          f"{run_name(waiting[0]) if waiting else 'none'}") from None
+
+
 def run_sweep(runs, workers, train, label, cost, group=None):
     """Train every run with train(run), the costliest first by cost(run) (a guess at its
-    seconds, only for scheduling), on the path sweep_path picks; it prints one line saying
-    which. Returns the results in the order of `runs`, however the workers happen to finish.
-    Prints one line per run, label(result), as each finishes; with group (a run -> the name of
-    its group), one line per group instead, label(the group's results), when its last run
-    ends."""
+    seconds, only for scheduling), each on one torch thread: with workers > 1 in joblib's worker
+    processes (on every system, a notebook's function too), on the Dask cluster of --scheduler
+    when there is one, else one after another in this process; it prints one line saying
+    which. Returns the results in the order of `runs`, however they happen to finish.
+
+    A progress bar (tqdm, in a terminal or a notebook) counts the runs; above it goes one line
+    per run, label(result), as each finishes; with group (a run -> the name of its group), one
+    line per group instead, label(the group's results), when its last run ends."""
+    import tqdm.auto
     queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]))   # costliest first
     started, results = time.perf_counter(), {}
     members = collections.defaultdict(list)                 # group -> the indices of its runs
     for index, run in enumerate(runs):
         members[group(run) if group else index].append(index)
-    printed = 0
-
-    def finished(index, result):
-        nonlocal printed
-        results[index] = result
-        name = group(result) if group else index
-        if all(member in results for member in members[name]):
-            printed += 1
-            shown = [results[member] for member in members[name]] if group else result
-            progress(printed, len(members), label(shown), started)
-
     device = runs[0]["device"]
     workers = min(workers, len(runs))
-    path, why = sweep_path(device, workers, train)
+    engine, where, why = sweep_engine(device, workers)
     print(why, flush=True)
-    if path == "here":
-        with one_thread() if device == "cpu" else contextlib.nullcontext():
-            for item in queue:
-                finished(*numbered(train, item))
-    else:
-        if path == "fork":   # AdamW's lazy imports, once, here: the forked workers inherit them
-            torch.optim.AdamW([torch.zeros(1, requires_grad=True)])
-        context = multiprocessing.get_context(path)
-        with context.Pool(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-            for index, result in pool.imap_unordered(functools.partial(numbered, train), queue):
-                finished(index, result)
+    if where not in SWEEPS:
+        SWEEPS.append(where)
+    bar = tqdm.auto.tqdm(total=len(runs), unit="run", disable=not live_output(), leave=False)
+    reported = 0
+    with bar:
+        done = (trained(train, item) for item in queue) if engine == "here" else \
+            parallel_results(engine, workers, train, queue, results)
+        for index, result in done:
+            results[index] = result
+            bar.update()
+            name = group(result) if group else index
+            if all(member in results for member in members[name]):
+                reported += 1
+                shown = [results[member] for member in members[name]] if group else result
+                bar.write(report(reported, len(members), label(shown), started))
     return [results[index] for index in range(len(runs))]
 
 
-def progress(done, total, text, started):
-    """Print one line per finished run or group of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
-    print(f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)", flush=True)
+def live_output():
+    """True where a progress bar can redraw itself: a terminal, or a notebook someone is
+    watching (TQDM_DISABLE=1 keeps it out of notebooks executed to be committed)."""
+    if os.environ.get("TQDM_DISABLE") == "1":
+        return False
+    return in_notebook() or sys.stderr.isatty()
+
+
+def report(done, total, text, started):
+    """One line per finished run or group of a sweep: [3/10] T=32 h=2 ... (4.1 s)."""
+    return f"[{done}/{total}] {text}  ({time.perf_counter() - started:.1f} s)"

@@ -10,7 +10,6 @@
 
 # %%
 """07a · Text retrieval among hard negatives: the head count beside paper A's Table 6."""
-import functools
 import importlib
 import inspect
 import json
@@ -175,11 +174,20 @@ def live_pairs(modules):
     return pairs
 
 
-@functools.lru_cache(maxsize=1)
+CORPUS = {}   # text_corpus()'s one build; a sweep's workers receive it with train_ranker
+
+
 def text_corpus():
     """Built once: {"queries", "passages": frozen tokens [n, 64]; "order" [n, n - 1]: passages by
     TF-IDF cosine to each query (equal cosines in a seeded random order), its positive left
     out; "train", "valid": query indices; "characters"}. Query i's positive is passage i."""
+    if not CORPUS:
+        CORPUS.update(build_text_corpus())
+    return CORPUS
+
+
+def build_text_corpus():
+    """text_corpus()'s content, built from the standard library's docstrings."""
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
     queries, passages = zip(*stdlib_pairs())

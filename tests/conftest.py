@@ -61,7 +61,8 @@ class NotebookRuns:
         self.finished = {stem: threading.Event() for stem in stems}
         self.results, self.outputs, self.errors = {}, {}, {}
         self.environment = {**{key: value for key, value in os.environ.items() if key != "ARGS"},
-                            "QUICK": "1", "OUT": str(out), "MPLBACKEND": "agg"}
+                            "QUICK": "1", "OUT": str(out), "MPLBACKEND": "agg",
+                            "TQDM_DISABLE": "1"}   # captured: the progress lines, no bar
         self.workers = [threading.Thread(target=self.work, daemon=True)
                         for _ in range(NOTEBOOK_WORKERS)]
         for worker in self.workers:

@@ -3,6 +3,7 @@ import argparse
 import functools
 import json
 import math
+import os
 import re
 import shlex
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 import conftest
+import helpers
 import plumbing
 from plumbing import Setting
 
@@ -339,43 +341,86 @@ def test_provenance_is_read_when_a_run_starts(tmp_path):
     assert at_start == 1
 
 
-def test_a_sweep_forks_only_where_fork_is_python_s_start_method(monkeypatch):
-    """Linux forks; where spawn is the start method (Windows, macOS) a script's function goes to
-    new processes and a notebook's (no file to import it from) trains here; CUDA and one worker
-    train here. Each path says which it is."""
-    import types
-    notebook = types.ModuleType("__notebook__")                    # a kernel's namespace: no file
-    exec("def train(run):\n    return run", notebook.__dict__)
-    monkeypatch.setitem(sys.modules, "__notebook__", notebook)
-    assert plumbing.sweep_path("cuda", 4, wait_and_echo)[0] == "here"
-    assert plumbing.sweep_path("cpu", 1, wait_and_echo)[0] == "here"
-    monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "fork")
-    assert plumbing.sweep_path("cpu", 2, notebook.train)[0] == "fork"
-    monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "spawn")
-    assert plumbing.sweep_path("cpu", 2, wait_and_echo)[0] == "spawn"
-    assert plumbing.sweep_path("cpu", 2, functools.partial(wait_and_echo))[0] == "spawn"
-    path, why = plumbing.sweep_path("cpu", 2, notebook.train)
-    assert path == "here" and "notebook" in why
-    wrapped = functools.partial(wait_and_echo, trainer=notebook.train)  # as lesson 07's engine
-    assert plumbing.sweep_path("cpu", 2, wrapped)[0] == "here"         # wraps its train_vit
-    assert plumbing.sweep_path("cpu", 2, lambda run: run)[0] == "here"  # does not pickle
+def a_notebook_function(code):
+    """A function defined as a notebook's cell defines it: in __main__, with no file to import
+    it from (cloudpickle sends it to the workers by value)."""
+    namespace = {"__name__": "__main__"}
+    exec(code, namespace)
+    return namespace["train"]
 
 
-@pytest.mark.parametrize("workers, path", [(2, "2 new (spawn) processes"),
-                                           (1, "one after another in this process")])
-def test_where_spawn_is_the_start_method_the_runs_go_to_new_processes(workers, path, monkeypatch,
-                                                                     capsys):
-    """Where spawn is the start method (Windows, macOS) a script's runs train in new processes,
-    which import this file to find the function; every result comes back, in order."""
-    monkeypatch.setattr(plumbing.multiprocessing, "get_start_method", lambda: "spawn")
-    runs = [dict(wait=wait, device="cpu", index=i) for i, wait in enumerate([0.0, 0.1, 0.0])]
+def test_a_notebook_s_function_trains_in_worker_processes_on_one_thread_each():
+    """What used to fall back to one process where spawn starts them (Windows, macOS): a
+    function defined in a notebook goes to joblib's worker processes, each run on one torch
+    thread; with one worker it trains here, on one thread; this process's thread count is
+    left as it was."""
+    train = a_notebook_function("import os, torch\n"
+                                "def train(run):\n"
+                                "    return {'pid': os.getpid(), 'threads': torch.get_num_threads()}")
     threads = torch.get_num_threads()
-    results = plumbing.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
-                                 cost=lambda r: r["wait"])
-    assert [r["index"] for r in results] == [0, 1, 2]
-    assert path in capsys.readouterr().out
-    assert torch.get_num_threads() == threads             # the sweep's one thread is undone
+    runs = [dict(device="cpu", index=i) for i in range(4)]
+    results = plumbing.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+    assert {r["threads"] for r in results} == {1}
+    assert os.getpid() not in {r["pid"] for r in results}
+    here = plumbing.run_sweep(runs, 1, train, str, cost=lambda r: 1)
+    assert {r["pid"] for r in here} == {os.getpid()} and {r["threads"] for r in here} == {1}
+    assert torch.get_num_threads() == threads
 
+
+def fail_at_two(run):
+    """A stand-in for training that raises on the run with index 2."""
+    if run["index"] == 2:
+        raise ValueError("no data for this run")
+    return dict(run)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_that_raises_ends_the_sweep_naming_the_run(workers):
+    runs = [dict(device="cpu", index=i) for i in range(4)]
+    with pytest.raises(plumbing.SweepFailed, match="the run index=2 raised ValueError: no data"):
+        plumbing.run_sweep(runs, workers, fail_at_two, str, cost=lambda r: 1)
+
+
+def test_a_worker_that_dies_ends_the_sweep_in_one_line_naming_a_run_left_unfinished():
+    train = a_notebook_function("import os\n"
+                                "def train(run):\n"
+                                "    os._exit(3)")
+    runs = [dict(device="cpu", index=i) for i in range(3)]
+    started = time.perf_counter()
+    with pytest.raises(plumbing.SweepFailed) as failed:
+        plumbing.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+    said = str(failed.value)
+    assert "\n" not in said and "3 runs unfinished, among them index=" in said, said
+    assert time.perf_counter() - started < 60
+
+
+def test_a_diverging_loss_in_a_worker_keeps_its_own_message():
+    train = a_notebook_function("import helpers\n"
+                                "def train(run):\n"
+                                "    raise helpers.NonFiniteLoss('T=8 h=2: the loss is nan')")
+    runs = [dict(device="cpu", index=0), dict(device="cpu", index=1)]
+    with pytest.raises(helpers.NonFiniteLoss, match="T=8 h=2: the loss is nan"):
+        plumbing.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+
+
+def test_the_results_file_says_where_its_sweeps_ran(tmp_path, monkeypatch):
+    monkeypatch.setattr(plumbing, "REPLAYED", {})
+    args = plumbing.config({}, ["--out", str(tmp_path), "--device", "cpu"])
+    run = plumbing.Run("00_test", args)
+    plumbing.run_sweep([dict(device="cpu", index=0, wait=0)], 1, wait_and_echo, str, cost=len)
+    record = json.loads(run.finish().read_text(encoding="utf-8"))["provenance"]
+    assert record["sweeps"] == ["this process, one thread"]
+
+
+def test_a_progress_bar_only_where_it_can_redraw(monkeypatch):
+    """Captured output (the tests, a file) gets the lines alone; TQDM_DISABLE=1 keeps the bar
+    out of a notebook executed to be committed."""
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    assert not plumbing.live_output()                    # pytest captures stderr
+    monkeypatch.setattr(plumbing, "in_notebook", lambda: True)
+    assert plumbing.live_output()
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert not plumbing.live_output()
 
 
 def test_a_fresh_interpreter_sees_no_import_of_this_process_and_runs_once(monkeypatch):

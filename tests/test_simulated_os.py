@@ -2,8 +2,9 @@
 --quick and lesson 07's notebook run there, and give the numbers they give on Linux.
 
 What differs there for this course is how new processes start: no fork on Windows, spawn as
-the default on macOS. So a sweep cannot fork there (plumbing.sweep_path), and the exercise kit
-cannot either (tests/test_exercises.py runs it on the simulated systems)."""
+the default on macOS. A sweep's workers are new interpreters on every system (joblib's loky
+starts them so, and sends a notebook's functions to them by value), and the exercise kit cannot
+fork there (tests/test_exercises.py runs it on the simulated systems)."""
 import json
 import os
 import subprocess
@@ -32,8 +33,8 @@ def numbers_of(payload):
     return payload
 
 
-PATHS = {"windows": [],                # the default: every sweep in new (spawn) processes
-         "macos": ["--workers", "1"]}   # one after another here, as a notebook's sweep runs there
+PATHS = {"windows": ["--workers", "2"],   # every sweep in joblib's worker processes
+         "macos": ["--workers", "1"]}     # the other path: one after another in this process
 
 
 def start_lessons(system, out):
@@ -66,15 +67,15 @@ def start_in_the_background(folder):
 
 def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
         simulated_lesson_runs, notebook_run):
-    """Both systems take the same sweep paths (spawn is their start method), so between them the
-    two runs take each path a sweep has there: new processes (Windows) and this process on one
-    thread (macOS, --workers 1). Every number equals the Linux notebook's (forked workers)."""
+    """Between them the two runs take each path a sweep has on a laptop: joblib's worker
+    processes (Windows) and this process on one thread (macOS, --workers 1). Every number
+    equals the Linux notebook's."""
     for system, (process, out) in simulated_lesson_runs.items():
         code = process.wait(timeout=600)
         stdout = (out / "stdout.txt").read_text(encoding="utf-8")
         assert code == 0, (system, (out / "stderr.txt").read_text(encoding="utf-8")[-3000:])
-        assert "forked" not in stdout                          # no sweep forked there
-        assert ("new (spawn) processes" in stdout) == (system == "windows")
+        assert ("worker processes (joblib)" in stdout) == (system == "windows")
+        assert ("one after another in this process" in stdout) == (system == "macos")
         for lesson in LESSONS:
             written = out / "results" / f"{lesson.stem}_quick.json"
             payload = json.loads(written.read_text(encoding="utf-8"))
@@ -91,7 +92,7 @@ def simulated_notebook(system, stem, out):
         f"if hasattr(os, 'nice'):\n"
         f"    os.nice(19)   # in the background: the suite's own tests come first\n"
         f"os.environ.update(QUICK='1', OUT={str(out)!r}, MPLBACKEND='agg')\n"
-        f"os.environ.pop('ARGS', None)\n"
+        f"os.environ['ARGS'] = '--workers 2'   # --quick alone trains in the kernel\n"
         f"import simulated_os; simulated_os.simulate({system!r})"))
     NotebookClient(notebook, timeout=300, kernel_name="python3", resources={
         "metadata": {"path": str(ROOT / "notebooks")}}).execute()
@@ -117,13 +118,13 @@ def start_notebooks_in_the_background(folder):
 @pytest.mark.parametrize("stem", NOTEBOOK_STEMS)
 def test_a_lesson_notebook_runs_on_simulated_windows_and_macos(stem, simulated_notebook_runs,
                                                               notebook_run):
-    """A notebook's functions cannot be loaded by a new process, even wrapped in the engine's
-    partial: its sweep trains in the kernel, on one thread, and says so; the numbers are
-    Linux's."""
+    """A notebook's functions, wrapped in the engine's partial, go to joblib's 2 worker processes
+    there as on Linux (new processes cannot import them: they are sent by value), and the
+    numbers are Linux's."""
     results = {system: simulated_notebook_runs[(system, stem)].result(timeout=600)
                for system in simulated_os.SYSTEMS}
     for system, (payload, printed) in results.items():
-        assert "cannot load a function defined in a notebook" in printed, system
+        assert "the runs train in 2 worker processes (joblib)" in printed, system
         assert numbers_of(payload) == numbers_of(notebook_run(stem)), system
 
 

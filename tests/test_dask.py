@@ -1,0 +1,86 @@
+"""Sweeps on a Dask cluster (`--scheduler ADDRESS`, or $DASK_SCHEDULER in a notebook): a
+lesson's quick sweep gives there the numbers it gives in joblib's worker processes; a bad
+address is refused in one line, and a cluster that goes away mid-sweep ends it in one line.
+
+A distributed.LocalCluster of 2 worker processes on the loopback address stands in for a
+cluster of machines (requirements-cluster.txt installs Dask; CI installs it too)."""
+import threading
+import time
+
+import pytest
+
+import conftest
+import plumbing
+from test_simulated_os import numbers_of
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two worker processes of one thread each, on 127.0.0.1; this process's client is let go
+    after the module's tests."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        yield cluster
+    client = plumbing.SCHEDULER["client"]
+    if client is not None:
+        client.close()
+    plumbing.SCHEDULER["client"] = None
+
+
+def test_a_lesson_s_quick_sweep_gives_on_a_cluster_the_numbers_it_gives_here(cluster, tmp_path):
+    """Lesson 02's quick sweep, cut to two runs, in joblib's 2 worker processes, then on the
+    cluster: every number the same, and the results file says where each ran."""
+    few = ("--heads", "3,4", "--steps", "100")
+    here = conftest.run_quick("02_multihead_model", tmp_path / "loky", *few, "--workers", "2")
+    there = conftest.run_quick("02_multihead_model", tmp_path / "dask", *few,
+                               "--scheduler", cluster.scheduler_address)
+    assert here["provenance"]["sweeps"] == ["2 joblib worker processes"]
+    assert there["provenance"]["sweeps"] == [f"the Dask cluster at {cluster.scheduler_address}, "
+                                             f"2 workers"]
+    assert there["config"]["scheduler"] == cluster.scheduler_address
+    del there["config"]["scheduler"], here["config"]["scheduler"]
+    assert numbers_of(here) == numbers_of(there)
+    assert numbers_of(here)["nmse"]   # the runs' numbers are among those compared
+    plumbing.SCHEDULER["client"] = None          # the next runs of this process train here
+
+
+def test_an_address_where_no_scheduler_answers_is_refused_in_one_line(capsys):
+    started = time.perf_counter()
+    with pytest.raises(SystemExit) as stop:
+        plumbing.connect("tcp://127.0.0.1:9", seconds=1)   # the discard port: nothing listens
+    said = capsys.readouterr().err
+    assert stop.value.code == 2 and said.count("\n") == 1
+    assert "--scheduler" in said and "no Dask scheduler answered at tcp://127.0.0.1:9" in said
+    assert time.perf_counter() - started < 30
+
+
+def test_the_flag_and_the_environment_variable_connect(monkeypatch, tmp_path):
+    """--scheduler connects before any work; $DASK_SCHEDULER is its default (a notebook's)."""
+    asked = []
+    monkeypatch.setattr(plumbing, "connect", asked.append)
+    plumbing.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
+    monkeypatch.setenv("DASK_SCHEDULER", "tcp://10.0.0.2:8786")
+    plumbing.config({}, ["--out", str(tmp_path)])
+    assert asked == ["tcp://10.0.0.1:8786", "tcp://10.0.0.2:8786"]
+
+
+def slow(run):
+    """A stand-in for a run that trains for run["wait"] seconds."""
+    time.sleep(run["wait"])
+    return dict(run)
+
+
+def test_a_cluster_that_goes_away_mid_sweep_ends_it_in_one_line(cluster):
+    """Runs the module's last: it closes the cluster half a second into a sweep of 2-second
+    runs."""
+    plumbing.connect(cluster.scheduler_address)
+    runs = [dict(wait=2, device="cpu", index=index) for index in range(6)]
+    threading.Timer(0.5, cluster.close).start()
+    started = time.perf_counter()
+    with pytest.raises(plumbing.SweepFailed) as failed:
+        plumbing.run_sweep(runs, 2, slow, str, cost=lambda run: 1)
+    said = str(failed.value)
+    assert "\n" not in said and "runs unfinished, among them" in said, said
+    assert time.perf_counter() - started < 60
