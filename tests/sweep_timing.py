@@ -68,7 +68,8 @@ def timed_command(root, flags, out):
                    env={**os.environ, "TQDM_DISABLE": "1"})
     seconds = time.perf_counter() - started
     written = next((Path(out) / "results").glob("02_multihead_model*.json"))
-    return {"command_s": seconds, "run_s": json.loads(written.read_text("utf-8"))["wall_time_s"]}
+    run_s = json.loads(written.read_text(encoding="utf-8"))["wall_time_s"]
+    return {"command_s": seconds, "run_s": run_s}
 
 
 def lesson_02(args, scratch):
