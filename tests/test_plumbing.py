@@ -431,3 +431,22 @@ def test_a_fresh_interpreter_sees_no_import_of_this_process_and_runs_once(monkey
     assert plumbing.fresh_interpreter(code, "a", "b") == "False ['a', 'b']\n"
     monkeypatch.setattr(plumbing.subprocess, "run", None)         # would raise if called
     assert plumbing.fresh_interpreter(code, "a", "b") == "False ['a', 'b']\n"
+
+
+def test_a_numbered_file_that_no_worker_can_import_goes_to_the_workers_by_value(tmp_path):
+    """A file loaded as helpers.load_concept loads one (by its path, under a name `import`
+    refuses, from a folder not on sys.path, as further/ is for a test or a notebook) still
+    trains in joblib's workers: its functions travel by value."""
+    import importlib.util
+    (tmp_path / "09z_probe.py").write_text("def train(run):\n    return {'twice': 2 * run['index']}\n",
+                                           encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("09z_probe", tmp_path / "09z_probe.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["09z_probe"] = module
+    try:
+        spec.loader.exec_module(module)
+        runs = [dict(device="cpu", index=index) for index in range(3)]
+        results = plumbing.run_sweep(runs, 2, module.train, str, cost=lambda r: 1)
+    finally:
+        del sys.modules["09z_probe"]
+    assert [r["twice"] for r in results] == [0, 2, 4]
