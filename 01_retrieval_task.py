@@ -269,3 +269,6 @@ if __name__ == "__main__":
 # [01a · density](01a_density.ipynb): Theorem 1's proof that sums of retrieval tasks approximate
 # any continuous function, run numerically. The reading of the $a_i$ was chosen by
 # [02b · the directions study](02b_directions_study.ipynb).
+
+# %% [markdown]
+# **Next:** [02 · The one-layer multi-head transformer, and the drop at h = D](02_multihead_model.ipynb).

@@ -270,3 +270,6 @@ if __name__ == "__main__":
 # - [02e · The training budget](02e_training_budget.ipynb): trained until the error stops
 #   falling.
 # - [02f · Where each head looks](02f_attention_maps.ipynb): the trained heads' attention.
+
+# %% [markdown]
+# **Next:** [03 · What the heads cost: the upper and the lower bound](03_bounds.ipynb).

@@ -285,3 +285,6 @@ if __name__ == "__main__":
 #   log NMSE against log parameters for h = 3 and 4.
 # - [03b · Corollary 1, the intrinsic dimension is unique](03b_uniqueness.ipynb): the two bounds
 #   set against each other.
+
+# %% [markdown]
+# **Next:** [04 · One head, a wide embedding, and the FFN does the rest](04_single_head_memorization.ipynb).

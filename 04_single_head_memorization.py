@@ -279,3 +279,6 @@ if __name__ == "__main__":
 # - [04a · What the FFN pays](04a_cost_accounting.ipynb): Lemma 9's ReLU max network, the
 #   assembled single-head model, and what each route costs (FFN weights growing like T/ε for
 #   memorising, a softmax scale β for lesson 03's h = D layer).
+
+# %% [markdown]
+# **Next:** [05 · Softmax saturation: does head dimension buy less on long sequences?](05_saturation.ipynb).

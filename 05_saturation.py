@@ -289,3 +289,6 @@ if __name__ == "__main__":
 # - [05b · Low rank after training](05b_low_rank.ipynb): the heads' SVD truncation (Corollary 5.1).
 # - [05c · The bounded-logit lemma, measured](05c_bounded_logits.ipynb)
 # - [06d · Head dimension at longer contexts](06d_head_dim_context.ipynb): character models.
+
+# %% [markdown]
+# **Next:** [06 · Allocating an attention budget across layers](06_allocation.ipynb).

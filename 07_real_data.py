@@ -272,3 +272,7 @@ if __name__ == "__main__":
 #   fixed width on retrieval among hard negatives (Table 6).
 # - [07b · CIFAR-10, the paper's data](07b_cifar10.ipynb): the same two sweeps on CIFAR-10, up to
 #   the paper's grid (a download and a GPU; not run here).
+
+# %% [markdown]
+# **The path ends here.** [RESULTS](../RESULTS.md) sets each claim of the two papers beside
+# its verdict, and the studies above go further.

@@ -157,3 +157,13 @@ def test_notebook_executes_in_quick_mode(script, notebook_run):
     else:
         assert result["config"]["preset"] == "quick"
         assert result["script"] == script.relative_to(ROOT).as_posix()   # the file that ran
+
+
+def test_each_lesson_notebook_ends_with_a_link_to_the_next():
+    """The path as a reader walks it: the last cell of lesson N's notebook links lesson N + 1's
+    notebook, and the last lesson's links the report."""
+    for lesson, following in zip(conftest.LESSONS, [*conftest.LESSONS[1:], None]):
+        last = committed(lesson).cells[-1]
+        assert last.cell_type == "markdown", lesson.name
+        target = f"({following.stem}.ipynb)" if following else "(../RESULTS.md)"
+        assert target in last.source, (lesson.name, last.source)

@@ -49,8 +49,8 @@ def quoted_default_times(script):
         for match in re.finditer(rf"`python {name}` \({DURATION}", text):
             found.append((page.name, seconds(match.groups())))
     if script in LESSONS:
-        row = re.search(rf"^\| \[[^]]+\]\({name}\) \|.*\| ([^|]+) \|$",
-                        (ROOT / "README.md").read_text(encoding="utf-8"), re.M)
+        row = re.search(rf"^\| \[[^]]+\]\(notebooks/{script.stem}\.ipynb\) \(\[script\]\({name}\)\) "
+                        rf"\|.*\| ([^|]+) \|$", (ROOT / "README.md").read_text(encoding="utf-8"), re.M)
         assert row, f"README's path table has no row for {script.name}"
         found.append(("README table", seconds(re.fullmatch(DURATION, row.group(1)).groups())))
     text = script.read_text(encoding="utf-8")
@@ -208,7 +208,8 @@ def test_the_front_page_is_a_front_page():
 def path_row(stem):
     """The README path table's row of a lesson, as one string."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    row = re.search(rf"^\| \[[^]]+\]\({stem}\.py\) \|.*$", readme, re.M)
+    row = re.search(rf"^\| \[[^]]+\]\(notebooks/{stem}\.ipynb\) \(\[script\]\({stem}\.py\)\) \|.*$",
+                    readme, re.M)
     assert row, stem
     return row.group(0)
 
