@@ -232,6 +232,24 @@ def _threaded(job, limit):
     return (done[0], "") if done else None
 
 
+# What a console without these characters shows instead (a Windows code page such as cp932 has
+# no en dash): a check must never fail on its own line.
+PLAIN = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00d7": "x", "\u2265": ">=",
+                       "\u2264": "<=", "\u2248": "~", "\u2192": "->", "\u2026": "...",
+                       "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00b7": "."})
+
+
+def _say(text, end="\n"):
+    """print(text), flushed; characters the console's encoding lacks are written plainly
+    (PLAIN), and any left over as "?"."""
+    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        text = text.translate(PLAIN).encode(encoding, errors="replace").decode(encoding)
+    print(text, end=end, flush=True)
+
+
 def _run(number, title, test, student=None):
     """Run one check under the time limit; print and record one line; never raise."""
     job = lambda: _outcome(test, student)                        # noqa: E731
@@ -245,10 +263,9 @@ def _run(number, title, test, student=None):
                      "machine slows down)")
     else:
         (status, line), printed = finished
-        print(printed, end="")
+        _say(printed, end="")
     RESULTS[number] = status
-    print(f"[{status}]".ljust(13) + f"{number} {title}" + (f": {line}" if line else ""),
-          flush=True)
+    _say(f"[{status}]".ljust(13) + f"{number} {title}" + (f": {line}" if line else ""))
     return Status(status)
 
 
@@ -865,17 +882,17 @@ def reveal(number):
     number: "2.2" or 2.2."""
     number = f"{number:g}" if isinstance(number, (int, float)) else str(number).strip()
     if number not in REVEAL:
-        print(f"[reveal]     {number}: only {', '.join(REVEAL)} have an answer to reveal; the "
-              f"others' references are in the repository's exercises/ folder")
+        _say(f"[reveal]     {number}: only {', '.join(REVEAL)} have an answer to reveal; the "
+             f"others' references are in the repository's exercises/ folder")
         return
-    print(f"[reveal]     {number}: {REVEAL[number]()}")
+    _say(f"[reveal]     {number}: {REVEAL[number]()}")
 
 
 def summary():
     """Print how many exercises are ok, answered, not yet, to do and in error (latest check)."""
     counts = {status: sum(1 for s in RESULTS.values() if s == status)
               for status in ("ok", "answered", "not yet", "to do", "error")}
-    print("summary: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
+    _say("summary: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
     return Counts(counts)
 
 

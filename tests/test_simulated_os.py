@@ -35,12 +35,15 @@ def numbers_of(payload):
 
 PATHS = {"windows": ["--workers", "2"],   # every sweep in joblib's worker processes
          "macos": ["--workers", "1"]}     # the other path: one after another in this process
+CONSOLES = {"windows": "cp932",   # a Windows console in a Japanese code page: no en dash, no minus
+            "macos": "utf-8"}
 
 
 def start_lessons(system, out):
     """Start every lesson's quick run, one after another in one process started as on `system`
     (QUICK=1, as the notebooks the numbers are compared with), with its PATHS flags; its output
-    goes to out/stdout.txt and out/stderr.txt. Returns the running process."""
+    goes to out/stdout.txt and out/stderr.txt in its CONSOLES encoding. Returns the running
+    process."""
     out.mkdir(parents=True, exist_ok=True)
     flags = ["--out", str(out), *PATHS[system]]
     driver = (f"import os, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import simulated_os\n"
@@ -54,7 +57,7 @@ def start_lessons(system, out):
         return subprocess.Popen([sys.executable, "-c", driver], cwd=ROOT, stdout=stdout,
                                 stderr=stderr, env={**environment, "QUICK": "1",
                                                     "MPLBACKEND": "agg",
-                                                    "PYTHONIOENCODING": "utf-8"})
+                                                    "PYTHONIOENCODING": CONSOLES[system]})
 
 
 def start_in_the_background(folder):
@@ -72,8 +75,9 @@ def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
     equals the Linux notebook's."""
     for system, (process, out) in simulated_lesson_runs.items():
         code = process.wait(timeout=600)
-        stdout = (out / "stdout.txt").read_text(encoding="utf-8")
-        assert code == 0, (system, (out / "stderr.txt").read_text(encoding="utf-8")[-3000:])
+        stdout = (out / "stdout.txt").read_text(encoding=CONSOLES[system])
+        assert code == 0, (system, (out / "stderr.txt").read_text(
+            encoding=CONSOLES[system])[-3000:])
         assert ("worker processes (joblib)" in stdout) == (system == "windows")
         assert ("one after another in this process" in stdout) == (system == "macos")
         for lesson in LESSONS:
