@@ -144,10 +144,13 @@ def _outcome(test, student):
 
 
 def _fork_is_safe():
-    """True where fork is Python's start method (Linux): macOS has fork, but makes spawn its
-    default because a forked process with threads (a kernel's, torch's) can hang there."""
+    """True on Linux, where Python's start method is fork (forkserver from Python 3.14, which
+    leaves a plain fork as safe as before for this kit's one short-lived child): macOS has fork,
+    but makes spawn its default because a forked process with threads (a kernel's, torch's) can
+    hang there, and Windows has none."""
     method = multiprocessing.get_start_method(allow_none=True)
-    return hasattr(os, "fork") and (method or multiprocessing.get_all_start_methods()[0]) == "fork"
+    method = method or multiprocessing.get_all_start_methods()[0]
+    return hasattr(os, "fork") and method in ("fork", "forkserver")
 
 
 def _forked(job, limit):
@@ -218,18 +221,48 @@ def _refuse_exit(code=0):
     raise SystemExit(code)
 
 
+class _TimeLimit(BaseException):
+    """Raised inside a check's thread at the time limit (not an Exception, so `except Exception`
+    in the student's code lets it through)."""
+
+
+def _stop(worker, tries=20):
+    """Raise _TimeLimit in the worker thread until it ends (CPython delivers it between two
+    bytecodes; a loop that catches everything, or a long call in C, can outlast the tries).
+    True when the thread has ended."""
+    import ctypes
+    for _ in range(tries):
+        if not worker.is_alive():
+            break
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident),
+                                                   ctypes.py_object(_TimeLimit))
+        worker.join(0.05)
+    return not worker.is_alive()
+
+
+RUNNING_ON = "running on"   # _threaded's answer when the student's code outlasted _stop
+
+
 def _threaded(job, limit):
-    """job() in a thread the check stops waiting for after `limit` seconds, where fork is not
-    safe (Windows, macOS): (its value, ""), or None past the limit; the code may run on."""
+    """job() in a thread, where fork is not safe (Windows, macOS): (its value, ""); past the
+    limit None once the thread is stopped (_stop), else RUNNING_ON."""
     done = []
-    worker = threading.Thread(target=lambda: done.append(job()), daemon=True)
+
+    def work():
+        with contextlib.suppress(_TimeLimit):
+            done.append(job())
+
+    worker = threading.Thread(target=work, daemon=True)
     real_exit, os._exit = os._exit, _refuse_exit
     try:
         worker.start()
         worker.join(limit)
+        stopped = bool(done) or _stop(worker)
     finally:
         os._exit = real_exit
-    return (done[0], "") if done else None
+    if done:
+        return done[0], ""
+    return None if stopped else RUNNING_ON
 
 
 # What a console without these characters shows instead (a Windows code page such as cp932 has
@@ -253,12 +286,11 @@ def _say(text, end="\n"):
 def _run(number, title, test, student=None):
     """Run one check under the time limit; print and record one line; never raise."""
     job = lambda: _outcome(test, student)                        # noqa: E731
-    forked = _fork_is_safe()
-    finished = (_forked if forked else _threaded)(job, TIME_LIMIT)
-    if finished is None:
+    finished = (_forked if _fork_is_safe() else _threaded)(job, TIME_LIMIT)
+    if finished is None or finished is RUNNING_ON:
         status, line = "not yet", (f"stopped after {TIME_LIMIT} s, the check's time limit: does "
                                    f"your code finish?")
-        if not forked:
+        if finished is RUNNING_ON:
             line += (" (it may still be running: restart the kernel, or stop the script, if the "
                      "machine slows down)")
     else:

@@ -553,9 +553,10 @@ def test_without_fork_or_outside_the_main_thread_a_check_still_returns(capsys, m
     assert capsys.readouterr().out.count("time limit") == 2
 
 
-def test_on_macos_a_check_runs_in_a_thread_and_says_the_code_may_run_on(capsys, monkeypatch):
+def test_on_macos_a_check_runs_in_a_thread_and_stops_a_runaway_loop(capsys, monkeypatch):
     """macOS has os.fork but makes spawn Python's start method (a forked process with threads
-    can hang there): the check must not fork, and still stops waiting at the limit."""
+    can hang there): the check must not fork; at the limit it stops the student's loop in its
+    thread, and says no more than that."""
     import multiprocessing
     import time
     checks = check_module("check_macos")
@@ -573,7 +574,56 @@ def test_on_macos_a_check_runs_in_a_thread_and_says_the_code_may_run_on(capsys, 
     started = time.monotonic()
     assert checks.ex01_nmse(nmse) == "not yet"
     assert time.monotonic() - started < 2.5
+    said = capsys.readouterr().out
+    assert "time limit" in said and "may still be running" not in said
+
+
+def test_on_the_thread_path_a_runaway_loop_is_stopped_and_one_that_catches_all_is_named(
+        capsys, monkeypatch):
+    """Windows, macOS: a loop that never ends stops at the limit (an exception raised in its
+    thread), `except Exception` inside it included; a bare `except:` that swallows even that
+    keeps running, and the line says so."""
+    import threading
+    import time
+    checks = check_module("check_thread_stop")
+    monkeypatch.setattr(checks, "TIME_LIMIT", 1)
+    monkeypatch.setattr(checks, "_fork_is_safe", lambda: False)
+    steps = []
+
+    def nmse(prediction, target):
+        while True:
+            try:
+                steps.append(1)
+                time.sleep(0.001)
+            except Exception:  # noqa: BLE001 — what a student may write
+                pass
+
+    threads = threading.active_count()
+    assert checks.ex01_nmse(nmse) == "not yet"
+    counted = len(steps)
+    time.sleep(0.3)
+    assert len(steps) == counted and threading.active_count() == threads    # it stopped
+    assert "may still be running" not in capsys.readouterr().out
+    stop = threading.Event()
+
+    def swallows_everything(prediction, target):
+        while not stop.is_set():
+            try:
+                time.sleep(0.001)
+            except:  # noqa: E722 — catches the check's stop as well
+                pass
+
+    assert checks.ex01_nmse(swallows_everything) == "not yet"
     assert "may still be running" in capsys.readouterr().out
+    stop.set()                                                 # this test's own cleanup
+
+
+def test_python_3_14_s_forkserver_on_linux_still_forks_the_check(monkeypatch):
+    import multiprocessing
+    checks = check_module("check_forkserver")
+    monkeypatch.setattr(multiprocessing, "get_start_method",
+                        lambda allow_none=False: "forkserver")
+    assert checks._fork_is_safe() == hasattr(os, "fork")
 
 
 def test_os_exit_on_the_thread_path_is_one_line_and_the_file_goes_on(tmp_path):
