@@ -294,3 +294,22 @@ def test_the_class_covers_every_lesson_and_every_exercise_has_a_place():
     not_in_class = sorted(set(minutes) - in_class)
     stated = re.search(r"The exercises not done in class, (\d+) minutes", homework)
     assert int(stated.group(1)) == sum(minutes[n] for n in not_in_class)
+
+
+def test_start_here_sets_up_a_fresh_laptop_in_two_commands_on_each_system():
+    """A virtual environment (PEP 668 refuses a system Python's pip), the CPU build of torch
+    before the requirements (which would pull the CUDA build), the requirements, the first
+    lesson, then the tests: in that order, in the bash block and in the PowerShell one."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme[readme.index("## Start here"):readme.index("## The path")]
+    blocks = re.findall(r"```(bash|powershell)\n(.*?)```", start, re.S)
+    assert [kind for kind, _ in blocks] == ["bash", "powershell"]
+    for kind, block in blocks:
+        commands = [line for line in block.splitlines() if not line.startswith("#")]
+        setup = " ".join(commands[:-1])
+        steps = ["-m venv .venv", "activate" if kind == "bash" else "Activate.ps1",
+                 "pip install torch --index-url https://download.pytorch.org/whl/cpu",
+                 "pip install -r requirements.txt", "python 01_retrieval_task.py"]
+        places = [setup.find(step) for step in steps]
+        assert -1 not in places and places == sorted(places), (kind, steps, places)
+        assert commands[-1].split("#")[0].strip() == "python -m pytest -q", kind
