@@ -499,7 +499,7 @@ def ex01_nmse(student):
         import torch
         generator = torch.Generator().manual_seed(1)
         for scale in (10.0, 1.0, 0.01):                      # not 1 first: Var(y) = 1 hides
-            target = torch.randn(500, generator=generator) * scale
+            target = (torch.randn(500, generator=generator) + 3) * scale   # mean 3: E[y^2] != Var
             prediction = target + torch.randn(500, generator=generator) * scale / 3
             what = f"a made-up random target of scale {scale:g}"
             _close(helpers.nmse(prediction, target),
@@ -533,6 +533,8 @@ def ex01_smallest_q(student):
 
         for epsilon in (0.1, 0.01, 1e-3):
             q = _number(_call(student, f"epsilon={epsilon:g}", epsilon), f"epsilon={epsilon:g}")
+            if not math.isfinite(q):
+                raise NotYet(f"returned {q} (epsilon={epsilon:g}); the answer is a finite number")
             if not q > 0:
                 raise NotYet(f"q must be positive (epsilon={epsilon:g})")
             if not worst(q) <= epsilon * (1 + 1e-3):
@@ -724,13 +726,32 @@ def ex05_softmax_band(student):
     return _run("5.1", "the bounded-logit band of a softmax weight", test, student)
 
 
+def _least_entropy(B, L):
+    """The least H(p)/log L over logits in [-B, B]: k of them at B and the rest at -B, the
+    best k (a floor above the lemma's is true, but not the lemma's)."""
+    if L == 1:
+        return 1.0
+    def ratio(k):
+        high, low = math.exp(B), math.exp(-B)
+        total = k * high + (L - k) * low
+        return -(k * high / total * math.log(high / total)
+                 + (L - k) * low / total * math.log(low / total)) / math.log(L)
+    return min(ratio(k) for k in range(1, L + 1))
+
+
 def ex05_entropy_floor(student):
     def test():
         lemma = _concept("05c_bounded_logits")
         for B in (0.5, 1.0, 3.0):
             for L in (1, 2, 16, 4096):
-                _close(lemma.entropy_bound(B, L), _call(student, f"B={B}, L={L}", B, L),
-                       f"B={B}, L={L}")
+                what = f"B={B}, L={L}"
+                got = _call(student, what, B, L)
+                floor = lemma.entropy_bound(B, L)
+                value = _number(got, what)
+                if floor < value <= _least_entropy(B, L) + 1e-9:
+                    raise NotYet(f"a true floor, tighter than the lemma's ({what}): the exercise "
+                                 f"asks for the floor the lemma's bounds on each p_i give")
+                _close(floor, got, what)
     return _run("5.2", "the entropy floor H(p)/log L", test, student)
 
 

@@ -123,7 +123,8 @@ def test_no_solution_line_survives_in_the_handout(path, student_folder):
 def wrong(name):
     """Plausible wrong answers for each check, among them the shortcuts a student could take."""
     return {
-        "ex01_nmse": [lambda p, t: 0.5, lambda p, t: str(float(((p - t) ** 2).mean() / t.var()))],
+        "ex01_nmse": [lambda p, t: 0.5, lambda p, t: str(float(((p - t) ** 2).mean() / t.var())),
+                      lambda p, t: float(((p - t) ** 2).mean() / (t ** 2).mean())],   # E[y^2]
         "ex01_retrieval_target": [lambda x, a: x.sum(dim=(1, 2)),
                                   lambda x, a: x[..., :a.shape[0]].max(dim=1).values.sum(dim=1)],
         "ex01_smallest_q": [lambda e: 1 / e ** 2, lambda e: 1 / (2 * e ** 2)],
@@ -876,3 +877,16 @@ def test_a_shallow_clone_newer_than_the_handout_passes(tmp_path):
         checks.check_clone_version(shallow, ("0" * 40, 2_000_000_000))   # 2033: stops
     with pytest.raises(checks.StudentError, match="update it"):
         checks._concept("02z_not_in_this_clone")
+
+
+def test_a_nan_q_is_named_and_a_tighter_true_entropy_floor_is_told_apart(capsys):
+    """1.4: NaN is not "not positive"; 5.2: a floor above the lemma's that still holds (the exact
+    least entropy) is told so, not just "too high"."""
+    checks = check_module("check_small_items")
+    assert checks.ex01_smallest_q(lambda epsilon: float("nan")) == "not yet"
+    said = capsys.readouterr().out
+    assert "nan" in said and "positive" not in said
+    assert checks.ex05_entropy_floor(checks._least_entropy) == "not yet"
+    assert "a true floor, tighter than the lemma's" in capsys.readouterr().out
+    assert checks.ex05_entropy_floor(lambda B, L: 0.99) == "not yet"        # not a floor at all
+    assert "tighter" not in capsys.readouterr().out
