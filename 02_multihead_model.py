@@ -168,7 +168,7 @@ def build_model(run):
 
 
 def train_one(run, build=build_model, keep_best=False):
-    """Train one (T, h, seed) configuration; a plain dict in and out, so it can run in a pool.
+    """Train one (T, h, seed) configuration; a plain dict in and out, so it can run in a sweep's worker.
     keep_best: end on the best validation checkpoint (the studies' option)."""
     started = time.perf_counter()
     device = torch.device(run["device"])

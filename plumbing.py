@@ -216,7 +216,7 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     else:
         args.preset = "full" if args.full else "default"
     if args.workers is None:
-        args.workers = 1 if args.preset == "quick" else os.cpu_count()
+        args.workers = 1 if args.preset == "quick" else usable_cores()
     args.changed = ["seed"] if args.seed != 0 else []
     for name, row in settings.items():
         preset_value = anchored(row.value(args.preset), ROOT)
@@ -243,6 +243,13 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     if refusals is not None:
         refuse_unaccepted(refusals(args))
     return args
+
+
+def usable_cores():
+    """The cores this process may use (its CPU affinity and container limits, as joblib counts
+    them), not all the machine's."""
+    import joblib
+    return joblib.cpu_count()
 
 
 def anchored(value, folder):
@@ -716,7 +723,12 @@ def sweep_engine(device, workers):
             f"the runs go one after another on {device}, in this process"
     if client is not None:
         address = client.scheduler.address
-        count = len(client.scheduler_info()["workers"])
+        threads = client.nthreads()                      # {worker: its threads}
+        if any(count != 1 for count in threads.values()):
+            refuse("--scheduler", f"the workers at {address} run {sorted(set(threads.values()))} "
+                                  f"threads each; start them with --nthreads 1, so that each "
+                                  f"run trains alone on its thread")
+        count = len(threads)
         return "dask", f"the Dask cluster at {address}, {count} workers", \
             f"the runs train on the Dask cluster at {address} ({count} workers), one thread each"
     if workers == 1:
@@ -737,16 +749,33 @@ def send_the_numbered_files_by_value():
             cloudpickle.register_pickle_by_value(module)
 
 
+def on_the_cluster(client, train, queue, wait_s=600):
+    """(index, result) of every (index, run) of the queue as it finishes on the Dask cluster,
+    in the costliest-first order of the queue; it waits up to wait_s for a first worker (a
+    batch job may be queued). A task the scheduler fails (its workers gone, the cluster closed)
+    raises here."""
+    from distributed import as_completed
+    client.wait_for_workers(1, timeout=wait_s)
+    with client.as_current():
+        futures = [client.submit(trained, train, item, pure=False, priority=-position)
+                   for position, item in enumerate(queue)]            # costliest first
+        for future in as_completed(futures):
+            yield future.result()
+
+
 def parallel_results(engine, workers, train, queue, results):
     """(index, result) of every (index, run) of the queue as it finishes, from joblib's worker
-    processes (loky) or the Dask cluster. A worker process or a cluster that goes away ends the
-    sweep with SweepFailed, naming a run that did not finish (results: those that did)."""
+    processes (loky) or the Dask cluster (on_the_cluster). A worker process or a cluster that
+    goes away ends the sweep with SweepFailed, naming a run that did not finish (results: those
+    that did)."""
     import joblib
     send_the_numbered_files_by_value()
-    backend = ({"backend": "dask", "client": SCHEDULER["client"]} if engine == "dask" else
-               {"backend": "loky", "n_jobs": workers, "inner_max_num_threads": 1})
     try:
-        with joblib.parallel_config(**backend, max_nbytes=None):
+        if engine == "dask":
+            yield from on_the_cluster(SCHEDULER["client"], train, queue)
+            return
+        with joblib.parallel_config(backend="loky", n_jobs=workers, inner_max_num_threads=1,
+                                    max_nbytes=None):
             tasks = (joblib.delayed(trained)(train, item) for item in queue)
             yield from joblib.Parallel(return_as="generator_unordered", batch_size=1,
                                        pre_dispatch="all")(tasks)
@@ -771,6 +800,8 @@ def run_sweep(runs, workers, train, label, cost, group=None):
     per run, label(result), as each finishes; with group (a run -> the name of its group), one
     line per group instead, label(the group's results), when its last run ends."""
     import tqdm.auto
+    if not runs:
+        return []
     queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]))   # costliest first
     started, results = time.perf_counter(), {}
     members = collections.defaultdict(list)                 # group -> the indices of its runs

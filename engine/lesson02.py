@@ -1,4 +1,4 @@
-"""Lesson 02's apparatus: its refusals, the pool that trains its runs, Fig. 1a, the printout beside
+"""Lesson 02's apparatus: its refusals, the sweep that trains its runs, Fig. 1a, the printout beside
 paper A's tables, and the bookkeeping of study 02f's attention maps.
 
 What is trained, the model and the statistics are the lesson's, the measurement of where each
@@ -53,7 +53,7 @@ def paper_table(args):
 # The sweep
 # ----------------------------------------------------------------------------------------------
 def base_run(args, recipe):
-    """The settings every run of this invocation shares (a plain dict, for the process pool):
+    """The settings every run of this invocation shares (a plain dict, for the sweep's workers):
     the lesson's recipe with the flags' values, the task's default reading of the a_i."""
     task = helpers.load_concept("01_retrieval_task")
     return dict(recipe, D=args.D, lr=args.lr, batch_size=args.batch_size,

@@ -1,4 +1,4 @@
-"""Lesson 04's apparatus: part a's printout, the pool that trains part b's runs, its figure and
+"""Lesson 04's apparatus: part a's printout, the sweep that trains part b's runs, its figure and
 printout, and the figures and printouts of study 04a (Lemma 9 and what each route costs).
 
 The constructions, the models, their training, the runs and the statistics are the lesson's and

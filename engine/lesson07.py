@@ -275,7 +275,7 @@ def report_beside_table_8(result, sweep_name="fixed-head-dim"):
 def report_sweep(result, sweep_name, seeds, plus="CLS", trained_on="images at new placements"):
     """07a's table of one sweep: accuracy per T and h, mean (min), MRR too when measured, and
     the paired gain from few to many heads. plus: the token besides the T it is read at."""
-    print(f"{sweep_name} ({result['data']}): accuracy, mean (min) over {seeds} seeds — training "
+    print(f"{sweep_name} ({result['data']}): accuracy, mean (min) over {seeds} seeds - training "
           f"{trained_on} | held-out")
     for T, by_h in result["accuracy"][sweep_name].items():
         print(f"   T = {T:<4}+ {plus}  " + "  ".join(

@@ -166,7 +166,7 @@ def build_variant(run):
 
 
 def train_variant(run):
-    """Lesson 02's train_one with the variant's model (a module function: it runs in a pool)."""
+    """Lesson 02's train_one with the variant's model (a module function: it runs in a sweep's worker)."""
     return model.train_one(run, build_variant, keep_best=run["select"] == "best")
 
 

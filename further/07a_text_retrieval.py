@@ -287,7 +287,7 @@ def train_ranker(run):
 def run_text(args):
     """Both sweeps (a shape in both trained once per T and seed): tables, gains, their paired
     difference, the drop from the shortest to the longest list per h, chance, frozen cosine."""
-    corpus, lengths = text_corpus(), list(dict.fromkeys(args.text_T))  # before the fork
+    corpus, lengths = text_corpus(), list(dict.fromkeys(args.text_T))  # built here, sent to the workers
     sweeps = {"fixed-head-dim": images.fixed_head_dim_shapes(args),
               "fixed-width": fixed_width.fixed_width_shapes(args)}
     shapes = sorted({shape + (h,) for by_h in sweeps.values() for h, shape in by_h.items()})

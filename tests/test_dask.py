@@ -84,3 +84,22 @@ def test_a_cluster_that_goes_away_mid_sweep_ends_it_in_one_line(cluster):
     said = str(failed.value)
     assert "\n" not in said and "runs unfinished, among them" in said, said
     assert time.perf_counter() - started < 60
+
+
+def test_workers_of_more_than_one_thread_are_refused_in_one_line(monkeypatch, capsys):
+    """Two runs in threads of one process would share torch's thread setting: refused."""
+    class Client:
+        scheduler = type("Scheduler", (), {"address": "tcp://10.0.0.1:8786"})()
+
+        def nthreads(self):
+            return {"tcp://10.0.0.2:1": 1, "tcp://10.0.0.3:1": 4}
+
+    monkeypatch.setitem(plumbing.SCHEDULER, "client", Client())
+    with pytest.raises(SystemExit) as stop:
+        plumbing.sweep_engine("cpu", 2)
+    said = capsys.readouterr().err
+    assert stop.value.code == 2 and said.count("\n") == 1 and "--nthreads 1" in said
+
+
+def test_an_empty_sweep_trains_nothing():
+    assert plumbing.run_sweep([], 2, slow, str, cost=len) == []
