@@ -10,7 +10,8 @@
 # of d diminish, its gain is mostly the values' width, and the gain does not shrink detectably
 # from L = 16 to 64.
 # `python further/06d_head_dim_context.py` (1 min 42 s on 2 cores, d = 2 and 16 at L = 16 and 64;
-# its notebook replays the committed `--full` run, 27 min 34 s for d = 2 … 16 at L = 16, 64, 256).
+# its notebook replays the committed `--full` run of d = 2 … 16 at L = 16, 64, 256: 93 min 53 s
+# with other work on its 2 cores, 27 min 34 s alone in its earlier run).
 
 # %%
 """06d · Held-out bits per character against the head dimension at three context lengths."""
@@ -758,7 +759,8 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw** (the committed `--full` run, drawn by the cell above: 5 paired seeds, 1,500
-# steps of 2,048 characters per model, 2 layers × 2 heads, width 48; 60 models, 27 min 34 s).
+# steps of 2,048 characters per model, 2 layers × 2 heads, width 48; 60 models, 93 min 53 s with
+# other work on its 2 cores).
 # Held-out bits per character, mean over seeds, last quarter [whole window] (same targets):
 #
 # | L | d = 2 | d = 4 | d = 8 | d = 16 | gain d 2 → 16 (last quarter), 95 % t |
@@ -946,7 +948,7 @@ if __name__ == "__main__":
 # ## Commands and files
 #
 #     python further/06d_head_dim_context.py          # d = 2, 16 at L = 16, 64, 3 seeds: 1 min 42 s on a 2-core CPU
-#     python further/06d_head_dim_context.py --full   # d = 2 ... 16 at L = 16, 64, 256, 5 seeds: 27 min 34 s
+#     python further/06d_head_dim_context.py --full   # d = 2 ... 16 at L = 16, 64, 256, 5 seeds: 28 min alone
 #     python further/06d_head_dim_context.py --full --value-dim 16 --head-dims 2,16   # the control: 11 min 30 s
 #     python further/06d_head_dim_context.py --quick  # seconds; what the tests use
 #     python further/06d_head_dim_context.py --replay results/06d_head_dim_context_full.json --out .   # its analysis: seconds
