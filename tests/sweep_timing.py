@@ -53,10 +53,14 @@ FLAGS = {"quick": ["--quick"], "default": []}
 
 
 def config(argv=None):
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], full="as the default")
+    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], full="as the default")
+
+
+def check_before(args):
+    """--before must be a checkout of the course (checked once the run has its name, so that a
+    clone without that checkout still knows which file the command writes)."""
     if args.before is None or not (args.before / "02_multihead_model.py").is_file():
         plumbing.refuse("--before", "give a checkout of the code before joblib (see --help)")
-    return args
 
 
 def timed_command(root, flags, out):
@@ -146,6 +150,7 @@ def dask_overhead(args):
 def main(argv=None):
     args = config(argv)
     run = plumbing.Run("sweep_timing", args, named=("before",), script=Path(__file__))
+    check_before(args)
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
         numbers = {"lesson_02": lesson_02(args, scratch)}
