@@ -9,8 +9,8 @@
 - what a Dask LocalCluster of 2 worker processes adds per run: a sweep of runs that do
   nothing, on the cluster and in joblib's 2 workers, after a first sweep has started them.
 
-    git worktree add ../before 084d547      # the last commit with the hand-written pool
-    python tests/sweep_timing.py --before ../before
+    git worktree add ../base 084d547        # the last commit with the hand-written pool
+    python tests/sweep_timing.py --before ../base
 
 About 10 minutes on 2 cores. Nothing else should run meanwhile: the numbers are wall times.
 """
