@@ -544,8 +544,8 @@ def with_replayed_inputs(record, root=None):
 @functools.lru_cache(maxsize=None)
 def provenance(root=None):
     """Where a run comes from: the code's git commit and whether tracked files other than the
-    runs' outputs (RUN_OUTPUTS) differed from it (dirty), and the machine (CPU model, the vector instructions torch's kernels
-    use, cores, torch's threads). Outside a git checkout commit and dirty are None. Once per
+    runs' outputs (RUN_OUTPUTS) differed from it (dirty), and the machine (CPU model, the
+    vector instructions torch's kernels use, cores, torch's threads). Outside a git checkout commit and dirty are None. Once per
     process."""
     root = Path(root or ROOT)
     commit = git(root, "rev-parse", "HEAD")
@@ -768,12 +768,12 @@ def parallel_results(engine, workers, train, queue, results):
     processes (loky) or the Dask cluster (on_the_cluster). A worker process or a cluster that
     goes away ends the sweep with SweepFailed, naming a run that did not finish (results: those
     that did)."""
-    import joblib
     send_the_numbered_files_by_value()
     try:
         if engine == "dask":
             yield from on_the_cluster(SCHEDULER["client"], train, queue)
             return
+        import joblib
         with joblib.parallel_config(backend="loky", n_jobs=workers, inner_max_num_threads=1,
                                     max_nbytes=None):
             tasks = (joblib.delayed(trained)(train, item) for item in queue)

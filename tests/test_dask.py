@@ -4,6 +4,7 @@ address is refused in one line, and a cluster that goes away mid-sweep ends it i
 
 A distributed.LocalCluster of 2 worker processes on the loopback address stands in for a
 cluster of machines (requirements-cluster.txt installs Dask; CI installs it too)."""
+import contextlib
 import threading
 import time
 
@@ -11,6 +12,7 @@ import pytest
 
 import conftest
 import plumbing
+from test_plumbing import stops_in_one_line
 from test_simulated_os import numbers_of
 
 distributed = pytest.importorskip("distributed")
@@ -18,15 +20,18 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Two worker processes of one thread each, on 127.0.0.1; this process's client is let go
-    after the module's tests."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    """Two worker processes of one thread each, on 127.0.0.1. Afterwards this process's client
+    is let go whatever happened, so that the next tests' sweeps train here (a cluster the last
+    test closed may fail to close again: that is not this module's verdict)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    try:
         yield cluster
-    client = plumbing.SCHEDULER["client"]
-    if client is not None:
-        client.close()
-    plumbing.SCHEDULER["client"] = None
+    finally:
+        client, plumbing.SCHEDULER["client"] = plumbing.SCHEDULER["client"], None
+        for closing in ([client.close] if client else []) + [cluster.close]:
+            with contextlib.suppress(Exception):
+                closing()
 
 
 def test_a_lesson_s_quick_sweep_gives_on_a_cluster_the_numbers_it_gives_here(cluster, tmp_path):
@@ -78,12 +83,7 @@ def test_a_cluster_that_goes_away_mid_sweep_ends_it_in_one_line(cluster):
     plumbing.connect(cluster.scheduler_address)
     runs = [dict(wait=2, device="cpu", index=index) for index in range(6)]
     threading.Timer(0.5, cluster.close).start()
-    started = time.perf_counter()
-    with pytest.raises(plumbing.SweepFailed) as failed:
-        plumbing.run_sweep(runs, 2, slow, str, cost=lambda run: 1)
-    said = str(failed.value)
-    assert "\n" not in said and "runs unfinished, among them" in said, said
-    assert time.perf_counter() - started < 60
+    assert "runs unfinished, among them" in stops_in_one_line(runs, slow)
 
 
 def test_workers_of_more_than_one_thread_are_refused_in_one_line(monkeypatch, capsys):
