@@ -15,19 +15,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+import matplotlib.pyplot as plt
 import torch
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find plumbing, engine/
-import plumbing
-from engine import lesson01 as engine
-from plumbing import Setting, int_list, positive_int
+sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+import helpers
+from helpers import Setting, int_list, positive_int
 
 
 def config(argv=None):
-    args = plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="more samples, T up to 1024", refusals=engine.refusals)
+    args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+                          full="more samples, T up to 1024", refusals=refusals)
     args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
     return args
+
+
+def refusals(args):
+    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    return [("--D", args.D <= args.d, f"the task's D directions a_i need D <= --d = {args.d}, "
+             f"got {args.D}", f"--d {args.D}"),
+            ("--n-samples", args.n_samples >= 2, "the variance of y needs at least two samples, "
+             "got 1", 2)]
 
 
 # %%
@@ -45,10 +53,9 @@ SETTINGS = {
     "n_samples": Setting(20000, 2000, 100000, positive_int, "b: sequences sampled per T"),
 }
 DEFAULT_DIRECTIONS = SETTINGS["directions"].default  # lessons 02-04 read the task with it
-PARTS = {"a": (), "b": ()}  # this file's parts, each with the parts it needs (none)
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("01_retrieval_task", args, PARTS)
+    run = helpers.Run("01_retrieval_task", args)
 
 
 # %% [markdown]
@@ -185,26 +192,30 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # ## Running it
 #
 # `config()` parses the flags (the table above); the clock starts; each part records its
-# numbers and shows its figure, and the last cell writes the JSON. Imported by a later file
-# (`helpers.load_concept`), the file runs nothing. Part a draws three sequences of each task;
-# the figure shows the synthetic task's (each $a_i^\top x(t)$ against $t$, the retrieved token
-# starred), and the printout the first of each task, with the lengths of the $a_i$ and their two
-# largest cosines.
+# numbers, and the last cells draw them and write the JSON. Imported by a later file
+# (`helpers.load_concept`), the file runs nothing. Part a draws three sequences of each task,
+# with the scores $a_i^\top x(t)$ the figure shows.
 
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
-if __name__ == "__main__" and "a" in args.parts:
-    examples = run.record(engine.examples(args, sample_synthetic, sample_max_plus_min,
-                                          task_directions))
-    run.figure(engine.plot_examples(examples, args), "01_sequences")
-    engine.report_examples(examples, args, task_directions(args.D, args.d, args.directions))
+# %%
+EXAMPLE_SEQUENCES = 3  # sequences of each task drawn for part a's figure and printout
+EXAMPLE_T = 16         # their length T
 
 
-# %% [markdown]
-# **What we saw** (`results/01_retrieval_task.json`, the default run). Our `gaussian` $a_i$ have
-# lengths 1.03, 0.82, 1.24, 1.80; $a_1$ and $a_4$ lie at cosine 0.91, $a_2$ and $a_3$ at 0.78.
-# The first sequence of length 16 has y = 10.987, its four maxima at positions 15, 11, 11 and
-# 15: those two pairs share their argmax token. The paper gives no sample to compare with, and
-# no values for its $a_i$.
+def examples(args):
+    """A few sequences of the synthetic task and of the toy task, with their scores a_i.x(t)."""
+    x, y, positions = sample_synthetic(EXAMPLE_SEQUENCES, EXAMPLE_T, args.D, args.d, args.seed,
+                                       args.directions)
+    toy_x, toy_y, toy_positions = sample_max_plus_min(EXAMPLE_SEQUENCES, EXAMPLE_T, args.seed)
+    scores = x @ task_directions(args.D, args.d, args.directions).T        # a_i.x(t), [n, T, D]
+    return {"examples": {"x": x.tolist(), "scores": scores.tolist(), "y": y.tolist(),
+                         "positions": positions.tolist()},
+            "toy_examples": {"x": toy_x.tolist(), "y": toy_y.tolist(),
+                             "positions": toy_positions.tolist()}}
+
+
+if __name__ == "__main__":
+    sampled = run.record(examples(args))
+
 
 # %% [markdown]
 # ## b. Why NMSE and not MSE
@@ -235,29 +246,66 @@ def target_statistics(seq_lens, n, D, dim, seed, directions=DEFAULT_DIRECTIONS,
     return stats
 
 
-# %% tags=["apparatus"] jupyter={"source_hidden": true}
-if __name__ == "__main__" and "b" in args.parts:
+# %%
+if __name__ == "__main__":
     statistics = run.record({"target_stats": target_statistics(
         args.T, args.n_samples, args.D, args.d, args.seed, args.directions)})
-    run.figure(engine.plot_statistics(statistics), "01_target_distribution")
-    engine.report_statistics(statistics)
+
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
+def draw_sequences(sampled):
+    """Part a: each a_i.x(t) against t, the token the model must find starred."""
+    scores, found = torch.tensor(sampled["examples"]["scores"]), sampled["examples"]["positions"]
+    figure, axes = plt.subplots(1, len(scores), figsize=(13, 3.4), sharey=True)
+    for k, axis in enumerate(axes):
+        for i in range(scores.shape[2]):
+            line, = axis.plot(scores[k, :, i], ".-", lw=1, label=f"$a_{i + 1}^T x(t)$")
+            axis.plot(found[k][i], scores[k, found[k][i], i], "*", ms=14, color=line.get_color())
+        axis.set(title=f"y = {sampled['examples']['y'][k]:.2f}", xlabel="position t")
+    axes[0].legend(fontsize=8)
+    return figure
+
+
+def draw_variance(statistics):
+    """Part b: the histogram of y for each T, and Var(y) against T."""
+    stats = statistics["target_stats"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for T, entry in stats.items():
+        left.stairs(entry["hist_density"], entry["hist_edges"], label=f"T = {T}")
+    right.semilogx([int(T) for T in stats], [entry["var"] for entry in stats.values()], "o-")
+    left.set(xlabel="y", ylabel="density", title="y concentrates as T grows")
+    right.set(xlabel="sequence length T", ylabel="Var(y): the mean predictor's MSE")
+    left.legend(fontsize=8)
+    return figure
+
+
 if __name__ == "__main__":
+    run.figure(draw_sequences(sampled), "01_sequences")
+    directions = task_directions(args.D, args.d, args.directions)          # [D, d]
+    unit = directions / directions.norm(dim=1, keepdim=True)
+    print(f"a_i ({args.directions}): lengths {directions.norm(dim=1).numpy().round(2)}; "
+          f"cosines\n{(unit @ unit.T).numpy().round(2)}")
+    first, toy = sampled["examples"], sampled["toy_examples"]
+    print(f"first sequence: y = {first['y'][0]:.3f}, its tokens {first['positions'][0]}; "
+          f"toy task: y = {toy['y'][0]:.3f}, its tokens {toy['positions'][0]}")
+    run.figure(draw_variance(statistics), "01_target_distribution")
+    print("Var(y): " + "  ".join(f"T={T}: {entry['var']:.3f}"
+                                 for T, entry in statistics["target_stats"].items()))
     run.finish()
 
 
 # %% [markdown]
-# **What we saw.** $\mathrm{Var}(y)$ = 3.701, 2.965, 2.427, 2.035, 1.723, 1.311 at T = 8, 16,
-# 32, 64, 128, 512 (20,000 samples per T): raw MSE would flatter long sequences. The paper gives
-# no value of $\mathrm{Var}(y)$; it reports NMSE for this reason.
+# **What we saw.** Drawn Gaussian $a_i$ are correlated, and in the first sequence two pairs of
+# them share their argmax token: one token can serve two of the $D$ retrievals. As $T$ grows,
+# $y$ concentrates and $\mathrm{Var}(y)$ falls from 3.701 at $T = 8$ to 1.311 at $T = 512$: raw
+# MSE would flatter long sequences, which is why paper A reports NMSE.
 
 # %% [markdown]
 # ## Summary beside the paper
 #
 # | claim | paper's number (its statistic) | ours (same statistic, default run) | where we differ |
 # |---|---|---|---|
-# | the synthetic task (§6.1): $y = \sum_i \max_t a_i^\top x(t)$ with "fixed" $a_i$ | none: the $a_i$ are not given | Gaussian draws, lengths 1.03, 0.82, 1.24, 1.80 (`gaussian`) | the reading is ours, chosen by 02b on the cells it is scored on |
+# | the synthetic task (§6.1): $y = \sum_i \max_t a_i^\top x(t)$ with "fixed" $a_i$ | none: the $a_i$ are not given | Gaussian draws, lengths 1.03, 0.82, 1.24, 1.8 (`gaussian`) | the reading is ours, chosen by 02b on the cells it is scored on |
 # | Var(y) shrinks with T, so NMSE (§6.1) | none | Var(y) 3.701 (T = 8) → 1.311 (T = 512), 20,000 samples | — |
 #
 # The paper gives no number for these steps; lessons 02–04 train on the default reading of the

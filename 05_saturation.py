@@ -14,24 +14,37 @@ import math
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
-import plumbing
-from engine import lesson05 as engine
-from plumbing import Setting, float_list, int_list, positive_int
+from helpers import Setting, float_list, int_list, positive_int
 
 
 def config(argv=None):
-    return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
+    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+                          full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
+
+
+MAX_L = 4096        # the longest trained sequence
 
 
 def refusals(args):
-    """engine.refusals with this lesson's token dimension and number of matches."""
-    return engine.refusals(args, DIM, N_MATCH)
+    """[(flag, accepted, why not, smallest accepted)]: runs that could not finish."""
+    r, dims = args.match_rank, args.head_dims
+    return [
+        ("--match-rank", r < DIM, f"below the token dimension {DIM}, got {r}", None),
+        ("--head-dims", sorted(set(dims)) == dims and len(dims) >= 2,
+         "give at least two, increasing, e.g. 1,4", "1,2"),
+        ("--head-dims", max(dims) <= DIM, f"each at most {DIM}, got {max(dims)}", None),
+        ("--head-dims", r in dims[1:], f"the gain E(d_min) - E(r) needs r = --match-rank = {r} "
+         "after the first", f"1,{r}" if r > 1 else "--match-rank 2"),
+        ("--L", min(args.L) >= N_MATCH + 2, "the query, its matches and one more token",
+         N_MATCH + 2),
+        ("--L", max(args.L) <= MAX_L, f"at most {MAX_L}", None),
+        ("--seeds", args.seeds >= 2, "an interval over seeds needs two", 2)]
 
 
 # %%
@@ -49,12 +62,11 @@ SETTINGS = {
     "n_train": Setting(4000, 1000, 8000, positive_int, "training sequences per L"),
     "n_valid": Setting(1000, 300, 2000, positive_int, "validation sequences per L"),
 }
-PARTS = {"saturation": ()}  # the lesson is one part
 DIM = 16            # token dimension p, r key coordinates and p - r value coordinates
 N_MATCH = 2         # tokens per sequence that carry the query's key
 if __name__ == "__main__":
     args = config()
-    run = plumbing.Run("05_saturation", args, PARTS)
+    run = helpers.Run("05_saturation", args)
 
 # %% [markdown]
 # ## The bounded-logit lemma
@@ -162,8 +174,8 @@ WEIGHT_DECAY = 0.0  # none, so only a cap limits the logits
 
 
 def train_head(run, x, y):
-    """Train one head on (x, y), the first n_train sequences (y standardised on them); the rest
-    validate. Returns (model, validation data, {**run, "valid_nmse", "train_nmse"})."""
+    """Train one head on the first n_train of (x, y), the rest validating: (model, validation
+    data, {**run, "valid_nmse", "train_nmse"})."""
     train, valid = helpers.standardised_split(x, y, run["n_train"])
     train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
     helpers.seed_everything(run["seed"])
@@ -202,8 +214,21 @@ def model_side_runs(args):
             for s in range(args.seeds)]
 
 
+def kind_of(run):
+    """A run's kind, its group in the sweep's printout: "free logits" or "capped, B = 2"."""
+    return "free logits" if run["cap"] is None else f"capped, B = {run['cap']:g}"
+
+
+def train_runs(runs, workers, train, group=kind_of):
+    """train(run) for every run (helpers.run_sweep), the longest first; one line per group."""
+    def finished(results):
+        return f"{group(results[0])}: {len(results)} runs trained"
+    return helpers.run_sweep(runs, workers, train, finished,
+                             cost=lambda run: run["L"] * run["steps"], group=group)
+
+
 if __name__ == "__main__":
-    trained = engine.sweep(model_side_runs(args), args.workers, match_numbers, engine.kind_of)
+    trained = train_runs(model_side_runs(args), args.workers, match_numbers)
 
 # %% [markdown]
 # **The result.** The **gain** is $E(d_{\min}) - E(r)$: the validation NMSE of the smallest head
@@ -213,6 +238,27 @@ if __name__ == "__main__":
 # changes, capped minus free, per seed: saturation appears *with the cap* when it is below zero.
 
 # %%
+def error_tables(results, args):
+    """Per kind (free, each cap B) E(d) over seeds, {L: {d: seed_stats}}, and the mean gain
+    E(d_min) - E(r) per L: what the figure draws."""
+    small, rank = args.head_dims[0], args.match_rank
+
+    def errors(cap):
+        return {str(L): {str(d): helpers.seed_stats(helpers.by_seed(
+            results, "valid_nmse", cap=cap, L=L, head_dim=d)) for d in args.head_dims}
+            for L in args.L}
+
+    def mean_gain(cap):
+        return {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
+                for L, entry in errors(cap).items()}
+
+    caps = {f"{B:g}": B for B in args.caps}
+    return {"free": errors(None), "capped": {name: errors(B) for name, B in caps.items()},
+            "gain": {"free": mean_gain(None),
+                     "capped": {name: mean_gain(B) for name, B in caps.items()}},
+            "rank": rank, "smallest_head_dim": small}
+
+
 def gains(results, cap, L, small, large):
     """Per seed, E(small) - E(large) at length L for heads of that cap (paired by seed)."""
     errors = (helpers.by_seed(results, "valid_nmse", cap=cap, L=L, head_dim=d)
@@ -228,16 +274,15 @@ def gain_change(results, cap, lengths, small, large):
 
 
 def summarise_model_side(results, args):
-    """{"model_side": ...}: per kind (free, each cap B) the gain's change from the shortest to the
-    longest L, and the capped-minus-free change (the first cap's), beside the E(d) tables and
-    mean gains the figure draws (engine.error_tables)."""
+    """{"model_side": ...}: per kind the gain's change from the shortest to the longest L, and
+    the capped-minus-free change (the first cap's), beside error_tables."""
     small, rank = args.head_dims[0], args.match_rank
     free = gain_change(results, None, args.L, small, rank)
     capped = {f"{B:g}": gain_change(results, B, args.L, small, rank) for B in args.caps}
     first_cap = capped[f"{args.caps[0]:g}"]
     difference = [c - f for c, f in zip(first_cap["per_seed"], free["per_seed"])]
     return {"model_side": {
-        **engine.error_tables(results, args),
+        **error_tables(results, args),
         "gain_change": {"free": free, "capped": capped},
         "capped_minus_free_change": {"B": args.caps[0], **helpers.paired_difference(
             difference, below="capped below free", above="capped above free")}}}
@@ -245,29 +290,56 @@ def summarise_model_side(results, args):
 
 if __name__ == "__main__":
     model_side = run.record(summarise_model_side(trained, args))
-    run.figure(engine.plot_saturation(model_side), "05_saturation")
-    engine.report_model_side(model_side)
-    change, both = model_side["model_side"]["gain_change"], model_side["model_side"][
-        "capped_minus_free_change"]
-    only_capped = (change["capped"][f"{both['B']:g}"]["verdict"] == "shrinks"
-                   and change["free"]["verdict"] != "shrinks" and both["ci95"][1] < 0)
-    print(f"saturation {'appears only with capped logits' if only_capped else 'does NOT appear'}")
+
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
+def by_kind(entry, free="free logits", capped="capped, B = {}"):
+    """{"free logits": entry["free"], "capped, B = 2": entry["capped"]["2"], ...}"""
+    return {free: entry["free"], **{capped.format(B): v for B, v in entry["capped"].items()}}
+
+
+def plot_saturation(result):
+    """Mean E(d) against d, a line per L, for each kind of head; the mean gain against L."""
+    side = result["model_side"]
+    figure, axes = plt.subplots(1, len(side["capped"]) + 2, figsize=(14, 3.8))
+    for axis, (name, table) in zip(axes, by_kind(side).items()):
+        for L, entry in table.items():
+            axis.semilogx([int(d) for d in entry], [e["mean"] for e in entry.values()], "o-",
+                          label=f"L = {L}")
+        helpers.label_log_axis(axis, [int(d) for d in entry])
+        axis.set(xlabel="head dimension d", ylabel="validation NMSE, mean", title=name)
+    for name, by_length in by_kind(side["gain"]).items():
+        axes[-1].semilogx([int(L) for L in by_length], list(by_length.values()), "o-", label=name)
+    helpers.label_log_axis(axes[-1], [int(L) for L in by_length])
+    axes[-1].set(xlabel="sequence length L", title="Does head dimension buy less as L grows?",
+                 ylabel=f"gain E({side['smallest_head_dim']}) - E({side['rank']})")
+    for axis in axes:
+        axis.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
 if __name__ == "__main__":
+    run.figure(plot_saturation(model_side), "05_saturation")
+    side = model_side["model_side"]
+    print(f"mean E(d), d = {', '.join(map(str, args.head_dims))}, and the change of the gain "
+          f"E({args.head_dims[0]}) - E({args.match_rank}) from L = {args.L[0]} to {args.L[-1]}:")
+    for name, table in by_kind(side).items():
+        print(f"   {name}: " + " -> ".join(" ".join(f"{e['mean']:.3f}" for e in table[str(L)]
+                                                   .values()) for L in (args.L[0], args.L[-1]))
+              + "; " + helpers.describe_difference("change", by_kind(side["gain_change"])[name]))
+    both = side["capped_minus_free_change"]
+    print("   " + helpers.describe_difference(f"capped (B = {both['B']:g}) minus free", both))
     run.finish()
 
 # %% [markdown]
-# **What we saw** (`results/05_saturation.json`: 5 seeds, 1,500 steps). With free logits the gain
-# $E(1) - E(8)$ *grows* with $L$ (0.75 → 0.97 from $L$ = 16 to 128; paired change +0.22, 95 %
-# interval [+0.19, +0.26]): rank 1 loses the matches among more distractors, rank 8 stays exact.
-# With logits capped at $B = 2$ the same gain *shrinks* (0.41 → 0.09; change −0.32
-# [−0.34, −0.31]) because the capped rank-8 head cannot concentrate on its matches ($E(8)$ rises
-# 0.345 → 0.884), the direction the lemma points; the fall starts well below its threshold
-# $L \ge 2 + 2e^{2B} \approx 111$. The whole curve says the same: at $L = 128$, $E(d)$ for
-# $d = 1, 2, 4, 8$ is 0.974, 0.965, 0.931, 0.884 capped (each dimension buys little) and 0.972,
-# 0.934, 0.714, 0.003 free. So on this target saturation appears with the cap $B = 2$ and not
-# with free logits.
+# **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1 loses
+# the matches among more distractors, while rank 8 stays exact. With logits capped at $B = 2$
+# the same gain *shrinks*, because the capped rank-8 head cannot concentrate on its matches, the
+# direction the lemma points; the fall starts well below its threshold
+# $L \ge 2 + 2e^{2B} \approx 111$. At $L = 128$ each capped dimension buys little. So on this
+# target saturation appears with the cap and not with free logits: capped minus free, the
+# change of the gain is −0.55 [−0.59, −0.50] (5 seeds).
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -277,7 +349,7 @@ if __name__ == "__main__":
 # | claim | paper | ours | where we differ |
 # |---|---|---|---|
 # | bounded logits flatten attention: $e^{-2B}/L \le p_i \le e^{2B}/L$, $H(p)/\log L \ge 1 - 2B/\log L$ | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 (study 05c, `results/05c_bounded_logits.json`) | the lemma is our reading of its basis |
-# | head dimension buys less on long sequences | "diminishing returns ... especially for long sequences" (abstract) | gain E(1) − E(8), L = 16 → 128: capped B = 2 0.41 → 0.09, change −0.32 [−0.34, −0.31]; free 0.75 → 0.97, +0.22 [+0.19, +0.26]; capped minus free −0.55 [−0.59, −0.50] | on this target, only when the logits are bounded |
+# | head dimension buys less on long sequences | "diminishing returns ... especially for long sequences" (abstract) | the change of the gain E(1) − E(8) from L = 16 to 128: capped (B = 2) −0.32 [−0.34, −0.31], free +0.22 [+0.19, +0.26] | on this target, only when the logits are bounded |
 #
 # The `--full` run (L up to 256, d up to 16, a second cap B = 3) gives the same verdicts
 # (RESULTS.md).

@@ -1,35 +1,48 @@
-"""What several concepts share, and a student should read: one convention each.
+"""The course's one shared module: what the lessons use, one convention each.
 
-Only what several files need lives here; each concept's own code (the task, the model, a
-construction) stays in its numbered file, and the command line and the files of a run live in
-plumbing.py (nothing there teaches). Contents, in order of use:
+Each lesson's own code (its task, model, construction, figure and printout) stays in its
+numbered file; a lesson imports from the repository only this file (and earlier lessons through
+load_concept), so it runs when copied out with it. Contents, in order of use:
 
     load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
     seed_everything                     the one seeding helper
     nmse, count_parameters              paper A's metric; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
-    truncate_qk                         a head's score W_Q^T W_K cut to rank r (studies 05b and 06a)
     Block, causal_mask                  a pre-LN block of H heads of dimension d (lessons 06-07)
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
-    expected_minimum                    the minimum over k of n seeds, averaged over subsets
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, LossLog, step
     train_regression                    fit() on MSE mini-batches, held-out NMSE
-    Ensemble, train_ensemble            S seeds of one model trained as one (torch.func.vmap)
     label_log_axis                      plain log-axis ticks
+    Setting, config                     a lesson's settings table and its command line
+    Run                                 its numbers, figures and results file (with provenance)
+    run_sweep                           many training runs: joblib's processes or a Dask cluster
 """
 
-import copy
+import argparse
+import collections
+import functools
 import importlib.util
+import json
 import math
+import os
+import platform
 import random
+import shlex
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
+import cloudpickle
+import joblib
 import numpy as np
 import scipy.special
 import torch
+import tqdm.auto
 from torch import nn
 
 ROOT = Path(__file__).resolve().parent
@@ -114,15 +127,6 @@ def attention_weights(scores, scale, cap=None, mask=None, bias=None):
     return logits.softmax(dim=-1)
 
 
-def truncate_qk(W_Q, W_K, rank):
-    """(W_Q', W_K') of head dimension `rank` with W_Q'^T W_K' the best rank-r approximation of
-    W_Q^T W_K (its SVD cut to r; study 05b explains it; study 06a applies it by layer).
-    W_Q, W_K [d, p] -> [r, p], [r, p]."""
-    U, S, Vh = torch.linalg.svd(W_Q.T @ W_K)                                # [p, p] coupling
-    root = S[:rank].sqrt()
-    return root[:, None] * U[:, :rank].T, root[:, None] * Vh[:rank]         # [r, p], [r, p]
-
-
 # ----------------------------------------------------------------------------------------------
 # The transformer block that lessons 06-07 and their studies stack
 # ----------------------------------------------------------------------------------------------
@@ -195,22 +199,6 @@ def seed_stats(values):
     mean = sum(values) / len(values)
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
     return {"seeds": values, "min": min(values), "mean": mean, "std": std}
-
-
-def expected_minimum(values, k):
-    """{"mean", "std", "lowest", "highest"} of the minimum over k seeds drawn without
-    replacement from the n seeds `values`, over all C(n, k) subsets alike.
-
-    Sorted ascending x_(1) <= ... <= x_(n), the i-th value is a subset's minimum when the subset
-    holds it and k - 1 of the n - i larger ones: P(min = x_(i)) = C(n - i, k - 1) / C(n, k)."""
-    ordered, n = sorted(float(v) for v in values), len(values)
-    if not 1 <= k <= n:
-        raise ValueError(f"expected_minimum: k must be between 1 and {n} seeds, got {k}")
-    chance = [math.comb(n - i, k - 1) / math.comb(n, k) for i in range(1, n + 1)]  # sums to 1
-    mean = sum(p * x for p, x in zip(chance, ordered))
-    second_moment = sum(p * x * x for p, x in zip(chance, ordered))
-    return {"mean": mean, "std": math.sqrt(max(0.0, second_moment - mean ** 2)),
-            "lowest": ordered[0], "highest": ordered[n - k]}   # the k largest: its minimum
 
 
 def t_quantile(df, level=0.975):
@@ -350,97 +338,6 @@ def check_finite_data(name, train, valid):
                                 f"(before step 0)")
 
 
-class Ensemble(torch.nn.Module):
-    """S models of one architecture trained as one (torch.func): each parameter stacked on a
-    new first axis [S, ...], the forward pass vmapped over it.
-
-    Why it is the same as training them apart: the loss is the SUM of the members' losses, so
-    each member's slice of a gradient is its own loss's gradient; AdamW and its weight decay
-    act element by element, so each slice takes the step it would take alone. Only the order
-    of floating-point sums differs. It pays where a step is mostly fixed cost per operation,
-    which S members share: on a CPU for the smallest models only (02e measures it)."""
-
-    def __init__(self, models):
-        super().__init__()
-        stacked, buffers = torch.func.stack_module_state(models)
-        if buffers:
-            raise ValueError("Ensemble: models with buffers are not supported")
-        self.names = list(stacked)
-        self.weights = torch.nn.ParameterList(
-            [torch.nn.Parameter(stacked[name]) for name in self.names])     # each [S, ...]
-        self.template = (copy.deepcopy(models[0]).to("meta"),)  # a tuple: not a submodule
-
-    def forward(self, x):
-        """x [S, B, ...] (a batch per member) -> [S, B, ...]."""
-        def one(weights, x_member):
-            parameters = dict(zip(self.names, weights))
-            return torch.func.functional_call(self.template[0], parameters, (x_member,))
-        return torch.func.vmap(one)(tuple(self.weights), x)
-
-    def member(self, i):
-        """The state dict of member i, for a model of the original class."""
-        return {name: w[i].detach().clone() for name, w in zip(self.names, self.weights)}
-
-
-def train_ensemble(models, seeds, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
-                   names=None, evaluate_every=0, keep_best=False):
-    """train_regression for S models at once, model i with the batches of seeds[i], on the same
-    data: one fit() of their Ensemble on the sum of their MSE losses. Each model ends with its
-    trained weights (its best checkpoint's with keep_best). Returns one train_regression result
-    per model, each with its "losses" [steps] as well."""
-    names = names or [f"model {i}" for i in range(len(models))]
-    check_finite_data(names[0], train, valid)
-    x_train, y_train = train
-    device = y_train.device
-    batches = torch.stack([draw_batches(len(y_train), steps, batch_size, seed, device)
-                           for seed in seeds], dim=1)                       # [steps, S, batch]
-    ensemble = Ensemble(models).to(device)
-    losses = torch.zeros(steps, len(models), device=device)               # each member's loss
-    histories = [[] for _ in models]
-    best = [None] * len(models)
-
-    def mse_at(step):
-        index = batches[step]                                               # [S, batch]
-        members = torch.mean((ensemble(x_train[index]) - y_train[index]) ** 2, dim=1)  # [S]
-        losses[step] = members.detach()
-        return members.sum()
-
-    def checkpoint(step):
-        if evaluate_every and (step + 1) % evaluate_every == 0:
-            for i, score in enumerate(evaluate_members(ensemble, valid)):
-                histories[i].append({"step": step + 1, "valid_nmse": score})
-                if keep_best and score <= min(h["valid_nmse"] for h in histories[i]):
-                    best[i] = ensemble.member(i)
-
-    fit(ensemble, mse_at, steps=steps, lr=lr, weight_decay=weight_decay,
-        name=" / ".join(names), after_step=checkpoint)
-    results = []
-    last_valid = evaluate_members(ensemble, valid)
-    for i, model in enumerate(models):
-        selected = bool(keep_best and histories[i])                         # a best checkpoint
-        model.load_state_dict(best[i] if selected else ensemble.member(i))
-        results.append({"train_nmse": evaluate_nmse(model, train),
-                        "valid_nmse": evaluate_nmse(model, valid) if selected else last_valid[i],
-                        "last_valid_nmse": last_valid[i], "history": histories[i],
-                        "selection": "best_checkpoint" if selected else "last",
-                        "losses": losses[:, i]})
-    return results
-
-
-@torch.no_grad()
-def evaluate_members(ensemble, data, batch_size=4096):
-    """The NMSE of each member of an Ensemble on the same (x, y): a list of S floats."""
-    x, y = data
-    size = len(ensemble.weights[0])
-    was_training = ensemble.training
-    ensemble.eval()
-    chunks = [x[i:i + batch_size] for i in range(0, len(y), batch_size)]
-    prediction = torch.cat([ensemble(chunk.expand(size, *chunk.shape)) for chunk in chunks],
-                           dim=1)                                           # [S, n]
-    ensemble.train(was_training)
-    return [nmse(p.cpu(), y.cpu()) for p in prediction]
-
-
 class LossLog:
     """The loss of every step, kept on the model's device and checked every `every` steps.
 
@@ -489,3 +386,570 @@ def label_log_axis(axis, values, which="x"):
     target.set_major_locator(ticker.FixedLocator(values))
     target.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in values]))
     target.set_minor_formatter(ticker.NullFormatter())
+
+
+# ----------------------------------------------------------------------------------------------
+# A lesson's command line: its settings table, one flag per row
+# ----------------------------------------------------------------------------------------------
+# Every numbered file declares its settings at its top, one row each, with its default, --quick
+# and --full values side by side (`...`: as the default). config() turns each row into its flag,
+# parses the command line and fills every flag left unset from the chosen preset.
+class Setting(NamedTuple):
+    """One row of a settings table: its value in each preset, its type, what it sets. type is a
+    function of the text (one of the types below, Path, str) or a tuple of accepted words."""
+    default: Any
+    quick: Any
+    full: Any
+    type: Any
+    help: str
+
+    def value(self, preset):
+        """The value of this setting in the preset "default", "quick" or "full"."""
+        value = getattr(self, preset)
+        return self.default if value is Ellipsis else value
+
+
+def positive_int(text):
+    """An integer >= 1 (sizes, steps, counts)."""
+    return _number(text, int, lambda value: value >= 1, "must be at least 1")
+
+
+def positive_float(text):
+    """A finite number > 0 (learning rates, sharpness, scales)."""
+    return _number(text, float, lambda value: math.isfinite(value) and value > 0,
+                   "must be a finite number > 0")
+
+
+def seed_int(text):
+    """A seed from 0 to 2**32 - 1 (the range NumPy and torch both accept)."""
+    return _number(text, int, lambda value: 0 <= value < 2**32,
+                   f"must be between 0 and {2**32 - 1}")
+
+
+def _number(text, kind, accepted, rule):
+    """kind(text) when accepted(it), else argparse's error naming the rule."""
+    try:
+        value = kind(text)
+    except ValueError:
+        noun = "a whole number" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+    if not accepted(value):
+        raise argparse.ArgumentTypeError(f"{rule}, got {text}")
+    return value
+
+
+def int_list(text):
+    """A comma-separated list of integers >= 1, e.g. "8,32,128"."""
+    return [positive_int(part) for part in _items(text)]
+
+
+def float_list(text):
+    """A comma-separated list of numbers > 0, e.g. "1,4,16"."""
+    return [positive_float(part) for part in _items(text)]
+
+
+def _items(text):
+    """The items of "8,32,128"; an empty list or item ("8,,32", "8,") is refused."""
+    items = [part.strip() for part in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of values "
+                                         f"without empty items, got {text!r}")
+    return items
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad value ends with ONE line naming the flag, and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def refuse(flag, reason, smallest=None):
+    """End a run before any work: one line naming the flag and the reason, exit code 2;
+    smallest: the smallest value accepted given the other flags, when there is one."""
+    Parser().error(f"argument {flag}: {reason}"
+                   + ("" if smallest is None else f"; smallest accepted: {smallest}"))
+
+
+def _shown(value):
+    """A preset value as --help shows it: 8,32,128 for a list, 0.01 for a number."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(_shown(v) for v in value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def build_parser(settings, description="", full="the paper's scale"):
+    """The common flags, then one flag per row of `settings` (--head-dim for "head_dim") with
+    its three preset values in its help."""
+    parser = Parser(description=description)
+    preset = parser.add_mutually_exclusive_group()
+    preset.add_argument("--quick", action="store_true",
+                        help="tiny sizes that run in seconds (what the tests use; also QUICK=1)")
+    preset.add_argument("--full", action="store_true", help=full)
+    parser.add_argument("--device", default=os.environ.get("DEVICE", "auto"),
+                        help="auto (CUDA when available, else CPU), cpu or cuda "
+                             "(default: auto, or $DEVICE)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="base random seed (default: 0)")
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", RUNS)),
+                        help="folder that receives results/ and figures/ (default: runs/, "
+                             "which git ignores, or $OUT); `--out .` from the repository's "
+                             "root refreshes the committed results and figures")
+    parser.add_argument("--workers", type=positive_int,
+                        help="parallel training processes on the CPU (default: all cores; "
+                             "1 with --quick, whose runs take less than starting a process)")
+    parser.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER"),
+                        help="train the sweeps on the Dask cluster whose scheduler is at this "
+                             "address, e.g. tcp://host:8786 (default: none, or $DASK_SCHEDULER)")
+    for name, row in settings.items():
+        values = [row.value(preset) for preset in ("default", "quick", "full")]
+        shown = "default: " + ("none" if values[0] is None else _shown(values[0]))
+        if values[1:] != [values[0]] * 2:
+            shown += f"; --quick: {_shown(values[1])}; --full: {_shown(values[2])}"
+        accepted = {"choices": row.type} if isinstance(row.type, tuple) else {"type": row.type}
+        parser.add_argument("--" + name.replace("_", "-"), **accepted, help=f"{row.help} ({shown})")
+    return parser
+
+
+def config(settings, argv=None, description="", full="the paper's scale", refusals=None,
+           notebook_args="", parser=None):
+    """Parse the flags, then fill every flag left unset from the preset's column: --quick,
+    --full or the default (QUICK=1 selects the quick one too). args.changed lists the settings
+    that differ from the preset (Run names the files after them). refusals(args) -> [(flag,
+    accepted, why not, smallest accepted or None)]: the first not accepted ends the run in one
+    line. notebook_args: a notebook's flags when $ARGS is unset; parser: build_parser's, with
+    a study's own flags added."""
+    argv = cli_argv(notebook_args) if argv is None else argv
+    parser = parser or build_parser(settings, description, full)
+    args = parser.parse_args(argv)
+    args.argv = list(argv)                  # the flags as typed, for the provenance
+    args.preset = "quick" if args.quick or os.environ.get("QUICK") == "1" else \
+        "full" if args.full else "default"
+    if args.workers is None:
+        args.workers = 1 if args.preset == "quick" else joblib.cpu_count()
+    args.changed = ["seed"] if args.seed != 0 else []
+    for name, row in settings.items():
+        preset_value = anchored(row.value(args.preset), ROOT)
+        if getattr(args, name) is None:
+            setattr(args, name, preset_value)
+            continue
+        setattr(args, name, anchored(getattr(args, name), Path.cwd()))
+        if getattr(args, name) != preset_value:
+            args.changed.append(name)
+    try:
+        args.device = pick_device(args.device)
+    except ValueError as error:
+        refuse("--device", str(error))
+    check_out(args.out)
+    if args.scheduler:
+        connect(args.scheduler)
+    for flag in ("n_train", "n_valid"):   # NMSE divides by a variance, standardising by a std
+        if getattr(args, flag, 2) < 2:
+            refuse("--" + flag.replace("_", "-"), f"a variance needs at least two samples, "
+                   f"got {getattr(args, flag)}", smallest=2)
+    for flag, accepted, why, smallest in refusals(args) if refusals else []:
+        if not accepted:
+            refuse(flag, why, smallest=smallest)
+    return args
+
+
+def pick_device(name="auto"):
+    """"auto" -> "cuda" when available, else "cpu"; ValueError for a device we cannot use."""
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("cuda was asked for but this machine has no CUDA device")
+    if name not in ("cpu", "cuda"):
+        raise ValueError(f"expected auto, cpu or cuda, got {name!r}")
+    return name
+
+
+def anchored(value, folder):
+    """A path made absolute: one typed on the command line from the folder the command runs in,
+    one in a settings table from the repository's root (a notebook runs in notebooks/)."""
+    if isinstance(value, (list, tuple)):
+        return [anchored(item, folder) for item in value]
+    return (folder / value).resolve() if isinstance(value, Path) else value
+
+
+def check_out(out):
+    """--out must be a folder we can create and write in (checked before any work)."""
+    existing = next(folder for folder in (Path(out), *Path(out).parents) if folder.exists())
+    if not existing.is_dir():
+        refuse("--out", f"{existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        refuse("--out", f"cannot write in {existing}")
+
+
+def in_notebook():
+    """True inside a Jupyter kernel (launched as python -m ipykernel_launcher)."""
+    return Path(sys.argv[0]).stem == "ipykernel_launcher"
+
+
+def cli_argv(notebook_args=""):
+    """sys.argv[1:] for a script; in a notebook, whose arguments are the kernel's, the flags in
+    $ARGS, else notebook_args (none: the notebook runs the default preset)."""
+    if not in_notebook():
+        return sys.argv[1:]
+    return shlex.split(os.environ.get("ARGS") or notebook_args)
+
+
+# ----------------------------------------------------------------------------------------------
+# A lesson's run: its numbers, figures and results file, with where they come from
+# ----------------------------------------------------------------------------------------------
+RUNS = ROOT / "runs"              # the default --out, which git ignores
+RUN_OUTPUTS = ("results", "figures", "notebooks")   # what runs write: results, not code
+NOT_IN_FILE_NAMES = {"workers", "scheduler", "data_dir"}   # where a run goes, not what it is
+LIBRARIES = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn",
+             "matplotlib": "matplotlib", "joblib": "joblib", "tqdm": "tqdm", "dask": "dask",
+             "distributed": "distributed"}         # module: the name pip knows it by
+
+
+class Run:
+    """One run of a numbered file, from its flags to its results file.
+
+    Run(stem, args) prints the device and starts the clock; record(numbers) keeps numbers for
+    the JSON; figure(figure, name) saves a PNG (and shows it in a notebook); finish() writes
+    results/<stem><suffix>.json with the wall time and the provenance. The suffix says what
+    differs from the default run (`_full`, `_steps100`, or the file's `variant`)."""
+
+    def __init__(self, stem, args, variant="", named=(), script=None):
+        self.stem, self.args, self.numbers = stem, args, {}
+        self.script = Path(script or script_path(stem))
+        self.suffix = variant + output_suffix(args, named)
+        provenance()                    # the code as the run starts, not as it ends
+        self.invocation = {"command": command_line(self.script, getattr(args, "argv", [])),
+                           "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        SWEEPS.clear()
+        self.started = time.perf_counter()
+        print(f"device: {args.device}   preset: {args.preset}", flush=True)
+        if not in_notebook():
+            sys.excepthook = stop_in_one_line
+
+    def record(self, numbers):
+        """Keep numbers (a dict) for the JSON; a NaN or infinity ends the run in one line."""
+        bad = first_non_finite(numbers)
+        if bad:
+            sys.exit(f"stopped: the result {bad[0]} is {bad[1]}; nothing was written")
+        self.numbers.update(numbers)
+        return numbers
+
+    def figure(self, figure, name):
+        """Save the figure as figures/<name><suffix>.png; shown inline in a notebook."""
+        if figure is None:
+            return None
+        path = save_figure(figure, name + self.suffix, self.args.out)
+        if in_notebook():
+            from IPython.display import display
+            display(figure)
+        import matplotlib.pyplot as plt
+        plt.close(figure)
+        return path
+
+    def finish(self):
+        """Write the JSON of every recorded number; prints where, and the wall time."""
+        return self.write(self.stem + self.suffix)
+
+    def write(self, name):
+        seconds = time.perf_counter() - self.started
+        ran = shown_path(self.script) if self.script.exists() else f"{self.stem}.py"
+        path = save_results(name, self.numbers, self.args, seconds, script=ran,
+                            record=self.provenance_record())
+        print(f"wrote {shown_path(path)} in {seconds:.1f} s")
+        return path
+
+    def provenance_record(self):
+        """Where the numbers come from: the code, the machine, the command, the libraries."""
+        return {**provenance(), **self.invocation, "versions": library_versions(),
+                **({"sweeps": SWEEPS} if SWEEPS else {})}
+
+
+def output_suffix(args, named=()):
+    """"" for a default run; else what differs: "_steps100_T8-32", "_full".
+    named: flags the file names in its own variant (02's _D3)."""
+    def text(value):
+        if isinstance(value, (list, tuple)):
+            return "-".join(text(v) for v in value)
+        return Path(value).stem if isinstance(value, Path) else f"{value:g}" \
+            if isinstance(value, float) else str(value)
+
+    words = [f"{flag}{text(getattr(args, flag))}" for flag in args.changed
+             if flag not in named and flag not in NOT_IN_FILE_NAMES
+             and not isinstance(getattr(args, flag), bool)]
+    if args.preset != "default":
+        words.append(args.preset)
+    return "".join(f"_{word}" for word in words)
+
+
+def save_results(stem, numbers, args, wall_time_s, script=None, record=None):
+    """Write OUT/results/<stem>.json atomically (a temporary file, then a rename): the numbers,
+    the config, the wall time and the provenance `record`. A NaN or an infinity anywhere raises
+    ValueError naming its key, and nothing is written. Returns the path."""
+    folder = Path(args.out) / "results"
+    folder.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "script": script or f"{stem}.py",
+        "config": {key: recorded(value) for key, value in vars(args).items() if key != "argv"},
+        "device": args.device,
+        "torch_version": torch.__version__,
+        "python_version": sys.version.split()[0],
+        "wall_time_s": round(wall_time_s, 2),
+        "provenance": record or {**provenance(), "versions": library_versions()},
+        **numbers,
+    }
+    bad = first_non_finite(payload, stem)
+    if bad:
+        raise ValueError(f"{bad[0]} is {bad[1]}: refusing to write a non-finite number")
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, suffix=".tmp",
+                                     delete=False) as handle:
+        json.dump(payload, handle, indent=1, allow_nan=False)
+    os.chmod(handle.name, 0o644)   # readable like any other file (temporary files are private)
+    os.replace(handle.name, folder / f"{stem}.json")
+    return folder / f"{stem}.json"
+
+
+def save_figure(figure, name, out):
+    """Save a figure as OUT/figures/<name>.png atomically; returns the path."""
+    folder = Path(out) / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = folder / f".{name}.tmp.png"
+    figure.savefig(temporary, dpi=120, bbox_inches="tight")
+    os.replace(temporary, folder / f"{name}.png")
+    return folder / f"{name}.png"
+
+
+def first_non_finite(value, key="result"):
+    """(key path, value) of the first NaN or infinity in nested dicts and lists, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return key, value
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for name, item in items:
+        found = first_non_finite(item, f"{key}[{name!r}]")
+        if found:
+            return found
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def provenance(root=ROOT):
+    """The code's git commit and whether tracked files other than RUN_OUTPUTS differ from it
+    (dirty; both None outside a checkout), and the machine. Read once per process."""
+    commit = git(root, "rev-parse", "HEAD")
+    changes = git(root, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                  *(f":(exclude){folder}" for folder in RUN_OUTPUTS)) if commit else None
+    return {"commit": commit, "dirty": None if changes is None else bool(changes),
+            "machine": {"cpu": cpu_model(),
+                        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                        "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+                        "platform": platform.platform()}}
+
+
+def git(root, *command):
+    """git's output in root, stripped; None when it fails or git is missing."""
+    try:
+        done = subprocess.run(["git", *command], cwd=root, capture_output=True, text=True,
+                              timeout=20, encoding="utf-8")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def cpu_model():
+    """The processor's name (Linux: /proc/cpuinfo's model name), else what platform knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def library_versions():
+    """Python's version and that of every library of LIBRARIES this process imported."""
+    versions = {"python": sys.version.split()[0]}
+    for module, name in LIBRARIES.items():
+        if module in sys.modules:
+            versions[name] = getattr(sys.modules[module], "__version__", "unknown")
+    return versions
+
+
+def command_line(script, argv):
+    """The command as typed from the repository's root: "python 02_multihead_model.py --full";
+    a notebook's ends with "(in its notebook)"."""
+    typed = shlex.join(["python", shown_path(script), *argv])
+    return typed + " (in its notebook)" if in_notebook() else typed
+
+
+def shown_path(path):
+    """A path as printed and recorded: from the repository's root when inside it."""
+    try:
+        return Path(path).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def recorded(value):
+    """A setting as a results file records it: paths from the repository's root."""
+    if isinstance(value, (list, tuple)):
+        return [recorded(item) for item in value]
+    return shown_path(value) if isinstance(value, Path) else value
+
+
+def stop_in_one_line(kind, error, trace):
+    """A script's excepthook: a diverging loss or a failed sweep is one line, exit code 1."""
+    if issubclass(kind, (NonFiniteLoss, SweepFailed)):
+        print(f"stopped: {error}", file=sys.stderr)
+    else:
+        sys.__excepthook__(kind, error, trace)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sweeps: many independent training runs, in joblib's worker processes or on a Dask cluster
+# ----------------------------------------------------------------------------------------------
+class SweepFailed(RuntimeError):
+    """A run of a sweep raised, or the process or cluster training it went away."""
+
+
+SCHEDULER = {"client": None}   # the Dask client of --scheduler, else None
+SWEEPS = []                    # where this run's sweeps trained, for the provenance
+
+
+def run_sweep(runs, workers, train, label, cost, group=None):
+    """train(run) for every run (a plain dict with its "device"), each on one torch thread and
+    the costliest first by cost(run): in `workers` joblib processes, on the Dask cluster of
+    --scheduler, or one after another here (one worker, or a GPU). Results come back in the
+    order of `runs`. A tqdm bar counts the runs; above it one line per run, label(result), or
+    with group(run) one line per group, label(its results), when its last run ends."""
+    if not runs:
+        return []
+    queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
+    started, results = time.perf_counter(), {}
+    members = collections.defaultdict(list)           # group -> the indices of its runs
+    for index, run in enumerate(runs):
+        members[group(run) if group else index].append(index)
+    engine, where, why = sweep_engine(runs[0]["device"], min(workers, len(runs)))
+    print(why, flush=True)
+    if where not in SWEEPS:
+        SWEEPS.append(where)
+    done = (trained(train, item) for item in queue) if engine == "here" else \
+        parallel_results(engine, min(workers, len(runs)), train, queue, results)
+    reported = 0
+    with tqdm.auto.tqdm(total=len(runs), unit="run", disable=not live_output(),
+                        leave=False) as bar:
+        for index, result in done:
+            results[index] = result
+            bar.update()
+            name = group(result) if group else index
+            if all(member in results for member in members[name]):
+                reported += 1
+                shown = [results[member] for member in members[name]] if group else result
+                bar.write(f"[{reported}/{len(members)}] {label(shown)}  "
+                          f"({time.perf_counter() - started:.1f} s)")
+    return [results[index] for index in range(len(runs))]
+
+
+def sweep_engine(device, workers):
+    """Where a sweep's runs train: ("here" | "loky" | "dask", where in a few words for the
+    provenance, the line that says so)."""
+    client = SCHEDULER["client"]
+    if device != "cpu":
+        return "here", f"this process, on {device}", \
+            f"the runs go one after another on {device}, in this process"
+    if client is not None:
+        address, threads = client.scheduler.address, client.nthreads()   # {worker: threads}
+        if any(count != 1 for count in threads.values()):
+            refuse("--scheduler", f"the workers at {address} run {sorted(set(threads.values()))} "
+                                  f"threads each; start them with --nthreads 1, so that each "
+                                  f"run trains alone on its thread")
+        return "dask", f"the Dask cluster at {address}, {len(threads)} workers", \
+            f"the runs train on the Dask cluster at {address} ({len(threads)} workers), " \
+            f"one thread each"
+    if workers == 1:
+        return "here", "this process, one thread", \
+            "the runs go one after another in this process, on one thread"
+    return "loky", f"{workers} joblib worker processes", \
+        f"the runs train in {workers} worker processes (joblib), one thread each"
+
+
+def trained(train, item):
+    """(index, train(run)) for item = (index, run), on one torch thread on a CPU. A diverging
+    loss keeps its own message; any other error becomes SweepFailed naming the run."""
+    index, run = item
+    threads = torch.get_num_threads()
+    try:
+        if run["device"] == "cpu":
+            torch.set_num_threads(1)
+        return index, train(run)
+    except NonFiniteLoss:
+        raise
+    except Exception as error:
+        raise SweepFailed(f"the run {run_name(run)} raised {type(error).__name__}: "
+                          f"{error}") from None
+    finally:
+        torch.set_num_threads(threads)
+
+
+def run_name(run):
+    """A run in one line, by its short settings: "T=32 h=4 seed=1"."""
+    shown = [f"{key}={value}" for key, value in run.items() if key != "device"
+             and isinstance(value, (int, float, str)) and len(str(value)) <= 20]
+    return " ".join(shown) or "with no short settings"
+
+
+def parallel_results(engine, workers, train, queue, results):
+    """(index, result) of the queue's runs as they finish, from joblib's processes (loky) or
+    the Dask cluster. A worker or cluster that goes away ends the sweep with SweepFailed."""
+    for name, module in list(sys.modules.items()):
+        if name[:2].isdigit():         # load_concept's numbered files: no worker can import
+            cloudpickle.register_pickle_by_value(module)   # them by name, so they travel
+    try:
+        if engine == "dask":
+            yield from on_the_cluster(SCHEDULER["client"], train, queue)
+            return
+        with joblib.parallel_config(backend="loky", n_jobs=workers, inner_max_num_threads=1,
+                                    max_nbytes=None):
+            tasks = (joblib.delayed(trained)(train, item) for item in queue)
+            yield from joblib.Parallel(return_as="generator_unordered", batch_size=1,
+                                       pre_dispatch="all")(tasks)
+    except (SweepFailed, NonFiniteLoss):
+        raise
+    except Exception as error:      # not the run's own error: its worker or cluster went away
+        waiting = [run for index, run in queue if index not in results]
+        said = " ".join(str(error).split())
+        raise SweepFailed(f"the sweep stopped ({type(error).__name__}: {said}) with "
+                          f"{len(waiting)} runs unfinished, among them "
+                          f"{run_name(waiting[0]) if waiting else 'none'}") from None
+
+
+def connect(address, seconds=10):
+    """The Dask client of the scheduler at address, kept for every sweep; --scheduler is
+    refused in one line when Dask is missing or nothing answers within `seconds`."""
+    try:
+        from distributed import Client
+    except ImportError:
+        refuse("--scheduler", "Dask is not installed: pip install -r requirements-cluster.txt")
+    try:
+        SCHEDULER["client"] = Client(address, timeout=f"{seconds}s", set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as error:
+        refuse("--scheduler", f"no Dask scheduler answered at {address} within {seconds} s "
+                              f"({type(error).__name__})")
+    return SCHEDULER["client"]
+
+
+def on_the_cluster(client, train, queue, wait_s=600):
+    """(index, result) of the queue's runs as they finish on the Dask cluster, submitted
+    costliest first; waits up to wait_s for a first worker (a batch job may be queued)."""
+    from distributed import as_completed
+    client.wait_for_workers(1, timeout=wait_s)
+    with client.as_current():
+        futures = [client.submit(trained, train, item, pure=False, priority=-position)
+                   for position, item in enumerate(queue)]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def live_output():
+    """True where a progress bar can redraw: a terminal, or a notebook being watched
+    (TQDM_DISABLE=1 keeps it out of notebooks executed to be committed)."""
+    return os.environ.get("TQDM_DISABLE") != "1" and (in_notebook() or sys.stderr.isatty())

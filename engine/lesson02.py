@@ -1,52 +1,29 @@
-"""Lesson 02's apparatus: its refusals, the sweep that trains its runs, Fig. 1a, the printout beside
-paper A's tables, and the bookkeeping of study 02f's attention maps.
+"""What studies 02a-02f share beyond lesson 02: the sweep as the lesson runs it in view, its
+printout beside paper A's tables, and the bookkeeping of study 02f's attention maps.
 
-What is trained, the model and the statistics are the lesson's, the measurement of where each
-head looks study 02f's; they come in as arguments, so this module imports neither. The studies
-(further/02a-02f) use the same functions, and `sweep` does for them what the lesson does in view."""
+The lesson's model, training, tables, Fig. 1a and printout come from the lesson itself; the
+measurement of where each head looks is study 02f's and comes in as an argument."""
 import math
 
 import matplotlib.pyplot as plt
 import torch
 
 import helpers
-import plumbing
 
-# Paper A's numbers, transcribed from its tables: rows h, columns T.
-# Table 2: MEAN validation NMSE over seeds (N = 32, n = 8, D = 4).
-PAPER_TABLE_2 = {
-    1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
-    2: {8: 7.31e-3, 16: 8.41e-3, 32: 9.42e-3, 64: 1.31e-2, 128: 1.47e-2},
-    3: {8: 6.94e-4, 16: 6.40e-4, 32: 9.09e-4, 64: 1.31e-3, 128: 1.58e-3},
-    4: {8: 6.10e-5, 16: 4.36e-5, 32: 4.80e-5, 64: 8.75e-6, 128: 5.23e-6},
-    5: {8: 3.35e-5, 16: 1.10e-5, 32: 4.91e-6, 64: 4.19e-6, 128: 3.99e-6},
-}
-# Table 3: MINIMUM over seeds at fixed E = n h = 32 (head_dim = ceil(32 / h)), D = 4.
-PAPER_TABLE_3 = {
-    1: {8: 1.75e-2, 16: 1.98e-2, 32: 2.06e-2, 64: 2.54e-2, 128: 3.03e-2},
-    2: {8: 7.17e-3, 16: 7.39e-3, 32: 7.82e-3, 64: 8.57e-3, 128: 1.02e-2},
-    3: {8: 2.11e-4, 16: 2.17e-4, 32: 2.73e-4, 64: 3.71e-4, 128: 4.77e-4},
-    4: {8: 1.32e-6, 16: 5.59e-7, 32: 3.40e-7, 64: 3.46e-7, 128: 5.70e-7},
-    5: {8: 2.19e-6, 16: 4.33e-7, 32: 3.22e-7, 64: 2.73e-7, 128: 2.66e-7},
-}
+lesson = helpers.load_concept("02_multihead_model")
 
 EXAMPLES_SEED_OFFSET = 12345    # the few sequences drawn in the attention figure: seed + this
 SPECIALISATION_SEED_OFFSET = 999  # the fresh sequences of the attention-on-targets matrix
 SPECIALISATION_SEQUENCES = 500  # how many of them
 ATTENTION_EXAMPLES = 2          # sequences drawn per model in the attention figure
-MAX_T = 1024                    # the longest sequence a run may ask for
-
-
-def refusals(args):
-    """[(flag, accepted, why not, smallest accepted)]: runs that could not finish."""
-    return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
-            ("--T", max(args.T) <= MAX_T, f"at most {MAX_T}, got {max(args.T)}", None)]
 
 
 def paper_table(args):
     """{statistic: the paper's table of lesson 02's model}: Table 2's means, Table 3's minima at
     h = 4 (its fixed E = 32 is our n h there only); none for another D."""
-    return {"mean": PAPER_TABLE_2, "min": {4: PAPER_TABLE_3[4]}} if args.D == 4 else {}
+    if args.D != 4:
+        return {}
+    return {"mean": lesson.PAPER_TABLE_2, "min": {4: lesson.PAPER_TABLE_3[4]}}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -62,37 +39,10 @@ def base_run(args, recipe):
                 data_seed=args.seed, device=args.device)
 
 
-def sweep_cost(run):
-    """run_sweep's scheduling guess: a run's seconds grow like T * steps."""
-    return run["T"] * run["steps"]
-
-
 def run_label(result):
     """The progress line of one finished run (the studies print one per run)."""
     return f"T={result['T']:<4} h={result['h']} seed={result['seed']}  " \
            f"valid NMSE {result['valid_nmse']:.2e}"
-
-
-def group_label(results):
-    """The progress line of one T's finished runs."""
-    heads = sorted({r["h"] for r in results})
-    seeds = len({r["seed"] for r in results})
-    return f"T = {results[0]['T']}: {len(results)} runs (h = {','.join(map(str, heads))}, " \
-           f"{seeds} seed(s))"
-
-
-def train_runs(runs, workers, train):
-    """train(run) for every run, in `workers` processes (plumbing.run_sweep), one line per T;
-    the finished runs, each with its model's weights (study 02f's attention maps read them)."""
-    return plumbing.run_sweep(runs, workers, train, group_label, sweep_cost,
-                              group=lambda run: run["T"])
-
-
-def per_run_numbers(results):
-    """What the JSON keeps of every run besides its validation NMSE (JSON-ready)."""
-    return {"parameters": {str(r["h"]): r["parameters"] for r in results},
-            "train_nmse": {f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"]
-                           for r in results}}
 
 
 def sweep(args, train, base):
@@ -100,12 +50,12 @@ def sweep(args, train, base):
     lesson 02 does in view. The finished runs and the numbers of the sweep (JSON-ready)."""
     runs = [dict(base, T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = train_runs(runs, args.workers, train)
+    results = lesson.train_runs(runs, args.workers, train)
     table = summarise(results)
     return results, {
         "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",
         "knee": knee_of_sweep(table, args.heads, args.D, base.get("layers", 1)),
-        **per_run_numbers(results)}
+        **lesson.per_run_numbers(results)}
 
 
 def summarise(results):
@@ -128,63 +78,15 @@ def knee_of_sweep(table, heads, D, layers=1):
 # ----------------------------------------------------------------------------------------------
 # Fig. 1a and the printout beside the paper
 # ----------------------------------------------------------------------------------------------
-def plot_nmse(result, args, title=None, statistic="min"):
-    """Fig. 1a: one statistic of the validation NMSE over seeds ("min" or "mean") against h, one
-    line per T (log scale), the knee dotted; with the mean, each seed as a dot."""
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for T, by_heads in result["nmse"].items():
-        heads = [int(h) for h in by_heads]
-        line, = axis.semilogy(heads, [by_heads[str(h)][statistic] for h in heads], "o-",
-                              label=f"T = {T}")
-        for h in heads if statistic == "mean" else []:
-            seeds = by_heads[str(h)]["seeds"]
-            axis.semilogy([h] * len(seeds), seeds, ".", color=line.get_color(), ms=4)
-    knee = result["knee"]["h"]
-    axis.axvline(knee, color="grey", ls=":", label=f"knee: h = {knee}")
-    axis.set_xlabel("number of heads h")
-    axis.set_ylabel(f"{statistic} validation NMSE over seeds" + (" (dots: each seed)"
-                                                                 if statistic == "mean" else ""))
-    axis.set_xticks(args.heads)
-    axis.set_title(title or f"One attention layer, D = {args.D}")
-    axis.legend(fontsize=8)
-    return figure
-
-
-def times(ratio):
-    """A ratio as the printouts write it: 0.38x, 2.8x, 13x, 2795x."""
-    if ratio >= 10:
-        return f"{ratio:.0f}x"
-    return f"{ratio:.1f}x" if ratio >= 1 else f"{ratio:.2f}x"
-
-
-def report_table(result, args):
-    """Our min / mean validation NMSE at every (h, T)."""
-    nmse, lengths = result["nmse"], list(result["nmse"])
-    print(f"validation NMSE over {args.seeds} seed(s), min / mean:")
-    print("  h " + "".join(f"{'T=' + T:>21}" for T in lengths))
-    for h in args.heads:
-        print(f"  {h} " + "".join(f"{nmse[T][str(h)]['min']:>12.1e} / {nmse[T][str(h)]['mean']:.1e}"
-                                  for T in lengths))
-
-
-def report_drops(drops, paper, D):
-    """The lesson's drop at the knee, {statistic: {T: ratio}}, beside Table 2's mean drop."""
-    for statistic, by_length in drops.items():
-        theirs = f" [paper, Table 2: {' '.join(times(r) for r in paper.values())}]" \
-            if statistic == "mean" and paper else ""
-        print(f"drop from h = {D - 1} to {D}, {statistic} over seeds (T = "
-              f"{', '.join(by_length)}): {' '.join(times(r) for r in by_length.values())}{theirs}")
-
-
 def report_sweep(result, args, paper):
     """The studies' printout: report_table, then ours over the paper's number of the same
     statistic (paper: {statistic: {h: {T: value}}}, the tables of the same model), and the drop
     at the knee, ours beside the paper's wherever its table has both h - 1 and h."""
-    report_table(result, args)
+    lesson.report_table(result, args)
     nmse, lengths = result["nmse"], list(result["nmse"])
     for statistic, table in paper.items():
-        rows = [f"h = {h}: " + " ".join(times(nmse[T][str(h)][statistic] / table[h][int(T)])
-                                        for T in lengths)
+        rows = [f"h = {h}: " + " ".join(
+                    lesson.times(nmse[T][str(h)][statistic] / table[h][int(T)]) for T in lengths)
                 for h in args.heads if h in table and all(int(T) in table[h] for T in lengths)]
         if rows:
             print(f"our {statistic} / the paper's: " + "; ".join(rows))
@@ -193,10 +95,11 @@ def report_sweep(result, args, paper):
         return
     drops = []
     for statistic in ("min", "mean"):
-        ours = " ".join(times(nmse[T][str(h - 1)][statistic] / nmse[T][str(h)][statistic])
-                        for T in lengths)
+        ours = " ".join(
+            lesson.times(nmse[T][str(h - 1)][statistic] / nmse[T][str(h)][statistic])
+            for T in lengths)
         table = paper.get(statistic, {})
-        theirs = " ".join(times(table[h - 1][int(T)] / table[h][int(T)]) for T in lengths
+        theirs = " ".join(lesson.times(table[h - 1][int(T)] / table[h][int(T)]) for T in lengths
                           if h - 1 in table and h in table and int(T) in table[h])
         drops.append(f"{statistic} {ours}" + (f" [paper: {theirs}]" if theirs else ""))
     print(f"drop from h = {h - 1} to {h} (T = {', '.join(lengths)}): " + "; ".join(drops))

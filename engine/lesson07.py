@@ -1,46 +1,20 @@
-"""Lesson 07's training of its sweeps, tables, figures and printouts; also used by studies 07a,
-07b and 07c.
+"""What studies 07a, 07b and 07c share beyond lesson 07: a sweep that reads the shapes an earlier
+sweep trained instead of training them again, the results file's keys of several sweeps, their
+figures and printouts.
 
 The lesson keeps its idea (the digits at a random place, the ViT, its training, the protocol's
-shapes and the gains with h; study 07c the fixed width's shapes and the width's part of the
-gains) and hands its functions and numbers to the ones here: `train_sweep` trains every
-(side, h) shape of a sweep for every seed with the lesson's `train(run)`, `sweep_keys` puts a
-sweep's table and gains into the JSON's keys, and
-`plot_fixed_head_dim`, `plot_fixed_width` and `report` show them. Nothing here imports the
-lesson."""
-import functools
-import time
-
+shapes, the sweep and the gains with h); study 07c the fixed width's shapes and the width's part
+of the gains."""
 import matplotlib.pyplot as plt
 
 import helpers
-import plumbing
 
-PAPER_T = [65, 145, 257, 577, 1025]  # paper A's sequence lengths (CLS included), Tables 8-9
-PAPER_TABLE_8 = {  # paper A, Table 8: CIFAR-10 training accuracy (%), mean, d = 16, per PAPER_T
-    1: [47.8, 43.7, 42.0, 40.8, 40.0], 2: [59.7, 55.2, 53.4, 51.5, 50.8],
-    4: [75.5, 70.3, 68.5, 66.2, 65.8], 8: [95.1, 92.6, 91.4, 90.7, 90.2],
-    10: [98.1, 97.3, 96.7, 96.5, 96.7], 11: [98.8, 98.3, 98.1, 97.7, 97.9],
-    12: [99.2, 98.9, 98.6, 98.6, 98.6], 13: [99.4, 99.3, 99.1, 99.0, 99.1],
-    14: [99.6, 99.4, 99.3, 99.3, 99.3], 16: [99.7, 99.6, 99.5, 99.6, 99.6],
-    20: [99.8, 99.7, 99.7, 99.8, 99.9], 24: [99.9, 99.8, 99.8, 99.9, 99.9]}
-MAX_PATCHES_PER_SIDE = 64  # frames of at most 64 x 64 patches (T = 4096)
+lesson = helpers.load_concept("07_real_data")
 
 
 # ----------------------------------------------------------------------------------------------
-# Refusals shared by 07, 07a and 07b
+# Refusals shared by 07a, 07b and 07c
 # ----------------------------------------------------------------------------------------------
-def frame_refusals(sides, image_side, patch):
-    """[(flag, accepted, why not, smallest)] of --sides: each frame holds the image in whole
-    patches, and not too many of them."""
-    bad = [side for side in sides if side < image_side or side % patch]
-    return [("--sides", not bad, f"{bad}: each side must hold the {image_side}x{image_side} "
-             f"image and be a multiple of the patch side {patch}",
-             -(-image_side // patch) * patch),
-            ("--sides", max(sides) // patch <= MAX_PATCHES_PER_SIDE,
-             f"at most {MAX_PATCHES_PER_SIDE * patch} ({MAX_PATCHES_PER_SIDE ** 2} patches)", None)]
-
-
 def sweep_refusals(args, fixed_width):
     """[(flag, accepted, why not, smallest)] of the two sweeps' rows: some head count divides
     --width when the fixed-width sweep runs; a paired difference needs two seeds."""
@@ -54,55 +28,11 @@ def sweep_refusals(args, fixed_width):
 # Training a sweep
 # ----------------------------------------------------------------------------------------------
 def run_sweep(runs, workers, train, group, cost):
-    """plumbing.run_sweep with one progress line per group of runs (group(run) -> its name)
+    """helpers.run_sweep with one progress line per group of runs (group(run) -> its name)
     when the group's last run finishes. The results, in the order of `runs`."""
-    return plumbing.run_sweep(runs, workers, train,
+    return helpers.run_sweep(runs, workers, train,
                               lambda results: f"{group(results[0])}: {len(results)} runs trained",
                               cost, group=group)
-
-
-def timed(train, run):
-    """train(run)'s numbers with the run's own keys (its data left out) and its seconds."""
-    started = time.perf_counter()
-    numbers = train(run)
-    return {**{key: value for key, value in run.items() if key != "data"}, **numbers,
-            "seconds": time.perf_counter() - started}
-
-
-def per_seed(results, metrics, **match):
-    """{metric: [the matching runs' values, in seed order]}, and their "parameters"."""
-    return {**{metric: helpers.by_seed(results, metric, **match) for metric in metrics},
-            "parameters": helpers.by_seed(results, "parameters", **match)[0]}
-
-
-def train_shapes(args, sweep_name, wanted, train, data, shared):
-    """Train wanted {(side, h): (width, head_dim)} for every seed with train(run) -> {"train",
-    "valid", "parameters"}: {(side, h): {"train": [...], "valid": [...], "parameters": n}},
-    accuracies per seed, and the seconds."""
-    if not wanted:
-        return {}, 0
-    base = dict(layers=args.layers, steps=args.steps, batch_size=args.batch_size,
-                device=args.device, data=data, **shared)
-    runs = [dict(base, side=side, heads=h, width=width, head_dim=head_dim, seed=args.seed + s)
-            for (side, h), (width, head_dim) in wanted.items() for s in range(args.seeds)]
-    results = run_sweep(
-        runs, args.workers, functools.partial(timed, train),
-        lambda r: f"{sweep_name} h={r['heads']} (E={r['width']}, d={r['head_dim']})",
-        cost=lambda r: (r["side"] // r["patch"]) ** 2 * r["width"] * r["steps"])  # patches x E
-    return {(side, h): per_seed(results, ("train", "valid"), side=side, heads=h)
-            for side, h in wanted}, sum(r["seconds"] for r in results)
-
-
-def tabulate(rows, shapes):
-    """rows {(T, h): {metric: [per seed], "parameters": n}} for every T and h of `shapes`
-    ({h: (width, head_dim)}) -> {T: {h: seed_stats per metric, parameters, width, head_dim}}."""
-    table = {}
-    for T in dict.fromkeys(T for T, _ in rows):
-        table[str(T)] = {str(h): {**{k: helpers.seed_stats(v) for k, v in rows[(T, h)].items()
-                                     if k != "parameters"},
-                                  "parameters": rows[(T, h)]["parameters"], "width": width,
-                                  "head_dim": head_dim} for h, (width, head_dim) in shapes.items()}
-    return table
 
 
 def trained_before(earlier, sides, patch, shapes):
@@ -133,7 +63,7 @@ def train_sweep(args, sweep_name, shapes, train, data, earlier=None, **shared):
     for h in sorted({h for _, h in known}):
         print(f"{sweep_name} h={h}: the shape E={shapes[h][0]}, d={shapes[h][1]} was trained "
               f"by the earlier sweep; its runs are read, not trained again")
-    trained, seconds = train_shapes(args, sweep_name, {
+    trained, seconds = lesson.train_shapes(args, sweep_name, {
         (side, h): shape for side in sides for h, shape in shapes.items()
         if (side, h) not in known}, train, data, shared)
     return {((side // patch) ** 2, h): known.get((side, h)) or trained[(side, h)]
@@ -147,7 +77,8 @@ def sweep_keys(args, sweep_name, shapes, rows, gains, data, seconds, patch, earl
     earlier = earlier or {}
     return {"data": data["name"], "image_side": data["train"][0].shape[-1],
             "T": [(side // patch) ** 2 for side in args.sides],
-            "accuracy": {**earlier.get("accuracy", {}), sweep_name: tabulate(rows, shapes)},
+            "accuracy": {**earlier.get("accuracy", {}),
+                         sweep_name: lesson.tabulate(rows, shapes)},
             "train_gain_with_heads": {**earlier.get("train_gain_with_heads", {}),
                                       sweep_name: gains},
             "run_seconds": earlier.get("run_seconds", 0) + seconds}
@@ -189,21 +120,6 @@ def plot_sweeps(sweeps, trained_on, plus, dashed=None, beside=None):
                                                 if sweep_name == "fixed-head-dim"
                                                 else "same parameters for every h"))
     figure.tight_layout()
-    return figure
-
-
-def plot_fixed_head_dim(result):
-    """The protocol's accuracy against h (one line per T), with Table 8's T = 65 column
-    (CIFAR-10) in black on the training panel, for the head counts we train."""
-    table = result["accuracy"]["fixed-head-dim"]
-    figure = plot_sweeps({"fixed-head-dim": table}, "training images at new placements", "CLS")
-    ours = [int(h) for h in next(iter(table.values()))]
-    heads = [h for h in PAPER_TABLE_8 if h <= max(ours)]
-    train_axis = figure.axes[0]
-    train_axis.semilogx(heads, [PAPER_TABLE_8[h][0] / 100 for h in heads], "k^:",
-                        label="paper A, Table 8: CIFAR-10, T = 65")
-    helpers.label_log_axis(train_axis, ours)                # plotting again reset the ticks
-    train_axis.legend(fontsize=6)
     return figure
 
 
@@ -261,15 +177,6 @@ def report_gain_difference(difference):
         print("   " + helpers.describe_difference(
             f"T = {T}: gain h={entry['from']} -> h={entry['to']} with the width growing minus "
             f"at a fixed width (paired seeds)", entry))
-
-
-def report_beside_table_8(result, sweep_name="fixed-head-dim"):
-    """Table 8's mean training accuracy at T = 65 (CIFAR-10, d = 16), for the head counts of our
-    sweep: the paper's number of the same kind."""
-    heads = [int(h) for h in next(iter(result["accuracy"][sweep_name].values()))]
-    paper = "  ".join(f"h={h}: {PAPER_TABLE_8[h][0] / 100:.3f}" for h in heads
-                      if h in PAPER_TABLE_8)
-    print(f"   [paper A, Table 8, CIFAR-10 at T = 65, training accuracy, mean]  {paper}")
 
 
 def report_sweep(result, sweep_name, seeds, plus="CLS", trained_on="images at new placements"):

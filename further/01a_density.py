@@ -23,7 +23,7 @@ import torch
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, float_list, positive_int
+from helpers import Setting, float_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")  # its seeded inputs and its token dimension
 

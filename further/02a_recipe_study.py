@@ -45,7 +45,7 @@ def config(argv=None):
     """Parse the flags (02's table and `replay`), with 02's refusals; one line naming the flag
     and exit code 2 for a run that cannot finish."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           notebook_args=NOTEBOOK_ARGS, refusals=engine.refusals)
+                           notebook_args=NOTEBOOK_ARGS, refusals=model.refusals)
 
 
 # %%
@@ -85,9 +85,9 @@ def recipe_study(args):
                       steps=steps, evaluate_every=max(1, steps // CURVE_POINTS))
         runs += [dict(recipe, T=T, h=h, seed=args.seed + s)
                  for T in lengths for h in heads for s in range(args.seeds)]
-    results = plumbing.run_sweep(runs, args.workers, model.train_one,
+    results = helpers.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['recipe']:<26} " + engine.run_label(r),
-                                 engine.sweep_cost)
+                                 model.sweep_cost)
     rows = []
     for name in RECIPES:
         for T in lengths:

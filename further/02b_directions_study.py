@@ -49,7 +49,7 @@ def config(argv=None):
     and exit code 2 for a run that cannot finish. It trains every reading of the a_i, so it
     has no --directions."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           notebook_args=NOTEBOOK_ARGS, refusals=engine.refusals)
+                           notebook_args=NOTEBOOK_ARGS, refusals=model.refusals)
 
 
 # %%
@@ -94,19 +94,19 @@ def directions_study(args):
     runs = [dict(engine.base_run(args, model.RECIPE), directions=kind, select="last", evaluate_every=0,
                  steps=steps, T=T, h=h, seed=args.seed + s)
             for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
-    results = plumbing.run_sweep(runs, args.workers, model.train_one,
+    results = helpers.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['directions']:<12} " + engine.run_label(r),
-                                 engine.sweep_cost)
+                                 model.sweep_cost)
     readings = {}
     for kind in task.DIRECTIONS:
         rows = []
         for T, h in cells:
             stats = helpers.seed_stats(helpers.by_seed(results, "valid_nmse", directions=kind,
                                                        T=T, h=h))
-            ratios = {"mean / Table 2 mean": stats["mean"] / engine.PAPER_TABLE_2[h][T]
-                      if T in engine.PAPER_TABLE_2.get(h, {}) else None,
-                      "min / Table 3 min": stats["min"] / engine.PAPER_TABLE_3[h][T]
-                      if h == 4 and T in engine.PAPER_TABLE_3[h] else None}
+            ratios = {"mean / Table 2 mean": stats["mean"] / model.PAPER_TABLE_2[h][T]
+                      if T in model.PAPER_TABLE_2.get(h, {}) else None,
+                      "min / Table 3 min": stats["min"] / model.PAPER_TABLE_3[h][T]
+                      if h == 4 and T in model.PAPER_TABLE_3[h] else None}
             rows.append({"T": T, "h": h, **stats,
                          "ratios": {k: v for k, v in ratios.items() if v is not None}})
         logs = [abs(math.log10(v)) for row in rows for v in row["ratios"].values()]

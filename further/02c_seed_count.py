@@ -20,7 +20,7 @@ sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson02 as engine
-from plumbing import Setting, int_list, positive_int
+from helpers import Setting, int_list, positive_int
 
 model = helpers.load_concept("02_multihead_model")
 
@@ -59,7 +59,7 @@ def config(argv=None):
 
 def refusals(args):
     """Lesson 02's refusals, and a minimum over k of n seeds needs n >= 2."""
-    return engine.refusals(args) + [("--seeds", args.seeds >= 2,
+    return model.refusals(args) + [("--seeds", args.seeds >= 2,
                                     "a minimum over k of n seeds needs n >= 2", 2)]
 
 
@@ -78,7 +78,7 @@ if __name__ == "__main__":
 # $$\mathbb E\big[\min_k\big] = \sum_{i=1}^{n} x_{(i)}\,
 #   \frac{\binom{n-i}{k-1}}{\binom{n}{k}}$$
 #
-# (`helpers.expected_minimum`, tested against every subset). At $k = 1$ it is the mean over
+# (`expected_minimum`, tested against every subset). At $k = 1$ it is the mean over
 # seeds, Table 2's statistic; at $k = n$ the lowest seed. Table 3's minima are over an unstated
 # number of seeds, so each of them sits somewhere on this curve — or below its end, where no
 # seed count up to $n$ reaches. The models are file 02's default ($n = 8$ per head, so $E = 8h$):
@@ -90,13 +90,29 @@ if __name__ == "__main__":
 # has), so that more seeds would not close it.
 
 # %%
+def expected_minimum(values, k):
+    """{"mean", "std", "lowest", "highest"} of the minimum over k seeds drawn without
+    replacement from the n seeds `values`, over all C(n, k) subsets alike.
+
+    Sorted ascending x_(1) <= ... <= x_(n), the i-th value is a subset's minimum when the subset
+    holds it and k - 1 of the n - i larger ones: P(min = x_(i)) = C(n - i, k - 1) / C(n, k)."""
+    ordered, n = sorted(float(v) for v in values), len(values)
+    if not 1 <= k <= n:
+        raise ValueError(f"expected_minimum: k must be between 1 and {n} seeds, got {k}")
+    chance = [math.comb(n - i, k - 1) / math.comb(n, k) for i in range(1, n + 1)]  # sums to 1
+    mean = sum(p * x for p, x in zip(chance, ordered))
+    second_moment = sum(p * x * x for p, x in zip(chance, ordered))
+    return {"mean": mean, "std": math.sqrt(max(0.0, second_moment - mean ** 2)),
+            "lowest": ordered[0], "highest": ordered[n - k]}   # the k largest: its minimum
+
+
 def seed_count_study(args):
     """Train every (T, h, seed); per (T, h) the seeds, the mean's 95 % t-interval and the
     expected minimum over k seeds for k = 1 ... n, beside the paper's numbers."""
     runs = [dict(engine.base_run(args, model.RECIPE), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = plumbing.run_sweep(runs, args.workers, model.train_one, engine.run_label,
-                                 engine.sweep_cost)
+    results = helpers.run_sweep(runs, args.workers, model.train_one, engine.run_label,
+                                 model.sweep_cost)
     table = {}
     for T in args.T:
         table[str(T)] = {}
@@ -105,10 +121,10 @@ def seed_count_study(args):
             mean, low, high = helpers.t_interval(seeds)
             table[str(T)][str(h)] = {
                 "seeds": seeds, "mean_ci95": [mean, low, high],
-                "by_k": [{"k": k, **helpers.expected_minimum(seeds, k)}
+                "by_k": [{"k": k, **expected_minimum(seeds, k)}
                          for k in range(1, len(seeds) + 1)],
-                "paper": {"table_2_mean": engine.PAPER_TABLE_2.get(h, {}).get(T),
-                          "table_3_min": engine.PAPER_TABLE_3.get(h, {}).get(T),
+                "paper": {"table_2_mean": model.PAPER_TABLE_2.get(h, {}).get(T),
+                          "table_3_min": model.PAPER_TABLE_3.get(h, {}).get(T),
                           "table_3_same_model": h * model.HEAD_DIM == 32}}
     return {"seed_count": table, "seconds": sum(r["seconds"] for r in results)}
 
@@ -235,7 +251,7 @@ if __name__ == "__main__" and "seeds" in args.parts:
 #
 # File 02's model at the paper's 20,000 steps, T = 8 and 32, h = 3, 4, 5, trained with 8 seeds.
 # For k = 1 ... 8 the minimum over k seeds, averaged over every k-subset of the 8
-# (helpers.expected_minimum), with its spread; Table 2's means and Table 3's minima beside the
+# (expected_minimum), with its spread; Table 2's means and Table 3's minima beside the
 # curve; and how much of the gap to Table 3 the seed count can explain.
 #
 #     python further/02c_seed_count.py               # 8 seeds x 6 models, 20,000 steps: 35 min 26 s

@@ -28,7 +28,7 @@ sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson02 as engine
-from plumbing import Setting, positive_int
+from helpers import Setting, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model = helpers.load_concept("02_multihead_model")
@@ -70,14 +70,14 @@ RESULTS = plumbing.ROOT / "results"  # the committed runs, from the repository r
 def config(argv=None):
     """Parse the flags (lesson 02's table and these rows), with lesson 02's refusals."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
-                           refusals=engine.refusals,
+                           refusals=model.refusals,
                            full="a variant at the paper's grid: T 8 ... 128, 20,000 steps, 3 "
                                 "seeds (with no row changed: the committed runs)")
 
 
 def variant(args):
     """The file-name suffix of a variant (_D3, _E32, _L2, ...); the other flags get theirs from
-    the run (plumbing.output_suffix), so no variant lands on another's files."""
+    the run (helpers.output_suffix), so no variant lands on another's files."""
     words = []
     if args.D != 4:
         words.append(f"D{args.D}")                       # Table 4's task
@@ -207,7 +207,7 @@ def paper_table(flags):
     if layers == 1 and not width:
         return engine.paper_table(flags)
     if layers == 1 and flags.D == 4 and width == 32:
-        return {"min": engine.PAPER_TABLE_3}
+        return {"min": model.PAPER_TABLE_3}
     if layers == 1 and flags.D == 3 and width == 32:
         return {"min": PAPER_TABLE_4}
     if layers == 2 and flags.D == 4 and width == 32 and block == "standard":
@@ -224,7 +224,7 @@ def title(flags):
 
 def show(numbers, flags, name):
     """Fig. 1a of a run (figures/<name>.png) and its printout beside the paper's table."""
-    run.figure(engine.plot_nmse(numbers, flags, title(flags)), name)
+    run.figure(model.plot_nmse(numbers, flags, title(flags)), name)
     engine.report_sweep(numbers, flags, paper_table(flags))
 
 
@@ -388,7 +388,7 @@ if __name__ == "__main__" and not training and "variants" in args.parts:
 # %%
 if __name__ == "__main__" and not training and "grid" in args.parts:
     numbers, flags = read_run("02_multihead_model_full")
-    run.figure(engine.plot_nmse(numbers, flags), "02_nmse_vs_heads_full")
+    run.figure(model.plot_nmse(numbers, flags), "02_nmse_vs_heads_full")
     engine.report_sweep(numbers, flags, paper_table(flags))
 
 # %% [markdown]
@@ -429,8 +429,8 @@ def reversal_scores(table, heads, lengths):
 
 
 # %%
-PAPER_TABLES = {"Table 2 (mean)": engine.PAPER_TABLE_2, "Table 3 (min, fixed E = 32)":
-                engine.PAPER_TABLE_3, "Table 4 (min, D = 3)": PAPER_TABLE_4,
+PAPER_TABLES = {"Table 2 (mean)": model.PAPER_TABLE_2, "Table 3 (min, fixed E = 32)":
+                model.PAPER_TABLE_3, "Table 4 (min, D = 3)": PAPER_TABLE_4,
                 "Table 5 (min, 2 layers)": PAPER_TABLE_5}
 
 

@@ -11,6 +11,7 @@
 
 # %%
 """02e · The training budget: where paper A's errors stop falling (a study of 02)."""
+import copy
 import math
 import sys
 import time
@@ -25,7 +26,7 @@ sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson02 as engine
-from plumbing import Setting, float_list, int_list, positive_float, positive_int
+from helpers import Setting, float_list, int_list, positive_float, positive_int
 
 model = helpers.load_concept("02_multihead_model")
 
@@ -77,7 +78,7 @@ NOTEBOOK_ARGS = ("--replay ../results/02e_training_budget_parts_search.json,"
 
 def refusals(args):
     """Lesson 02's refusals, and the seeds an interval needs."""
-    return engine.refusals(args) + [
+    return model.refusals(args) + [
         ("--seeds", args.seeds >= 2, "a paired interval needs at least 2 seeds", 2),
         ("--search-seeds", args.search_seeds >= 2, "a search needs at least 2 seeds", 2)]
 
@@ -100,7 +101,7 @@ if __name__ == "__main__":
 #
 # Every run here is $T$, $h$, a budget and a recipe, trained for several seeds. The seeds share
 # their data and differ in initialisation and batch order; seed $s$ draws the same batches at
-# every $h$, so two head counts are paired by data and batch order. `helpers.train_ensemble`
+# every $h$, so two head counts are paired by data and batch order. `train_ensemble`
 # stacks the seeds' parameters and trains them as one model (`torch.func.vmap`): the loss is the
 # sum of the seeds' losses and AdamW acts element by element, so each seed takes exactly the
 # steps it would take alone (a test checks it against separate runs); on a CPU it is faster
@@ -109,6 +110,98 @@ if __name__ == "__main__":
 # checkpoint along training.
 
 # %%
+class Ensemble(torch.nn.Module):
+    """S models of one architecture trained as one (torch.func): each parameter stacked on a
+    new first axis [S, ...], the forward pass vmapped over it.
+
+    Why it is the same as training them apart: the loss is the SUM of the members' losses, so
+    each member's slice of a gradient is its own loss's gradient; AdamW and its weight decay
+    act element by element, so each slice takes the step it would take alone. Only the order
+    of floating-point sums differs. It pays where a step is mostly fixed cost per operation,
+    which S members share: on a CPU for the smallest models only (02e measures it)."""
+
+    def __init__(self, models):
+        super().__init__()
+        stacked, buffers = torch.func.stack_module_state(models)
+        if buffers:
+            raise ValueError("Ensemble: models with buffers are not supported")
+        self.names = list(stacked)
+        self.weights = torch.nn.ParameterList(
+            [torch.nn.Parameter(stacked[name]) for name in self.names])     # each [S, ...]
+        self.template = (copy.deepcopy(models[0]).to("meta"),)  # a tuple: not a submodule
+
+    def forward(self, x):
+        """x [S, B, ...] (a batch per member) -> [S, B, ...]."""
+        def one(weights, x_member):
+            parameters = dict(zip(self.names, weights))
+            return torch.func.functional_call(self.template[0], parameters, (x_member,))
+        return torch.func.vmap(one)(tuple(self.weights), x)
+
+    def member(self, i):
+        """The state dict of member i, for a model of the original class."""
+        return {name: w[i].detach().clone() for name, w in zip(self.names, self.weights)}
+
+
+def train_ensemble(models, seeds, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
+                   names=None, evaluate_every=0, keep_best=False):
+    """train_regression for S models at once, model i with the batches of seeds[i], on the same
+    data: one helpers.fit() of their Ensemble on the sum of their MSE losses. Each model ends
+    with its trained weights (its best checkpoint's with keep_best). Returns one
+    train_regression result per model, each with its "losses" [steps] as well."""
+    names = names or [f"model {i}" for i in range(len(models))]
+    helpers.check_finite_data(names[0], train, valid)
+    x_train, y_train = train
+    device = y_train.device
+    batches = torch.stack([helpers.draw_batches(len(y_train), steps, batch_size, seed, device)
+                           for seed in seeds], dim=1)                       # [steps, S, batch]
+    ensemble = Ensemble(models).to(device)
+    losses = torch.zeros(steps, len(models), device=device)               # each member's loss
+    histories = [[] for _ in models]
+    best = [None] * len(models)
+
+    def mse_at(step):
+        index = batches[step]                                               # [S, batch]
+        members = torch.mean((ensemble(x_train[index]) - y_train[index]) ** 2, dim=1)  # [S]
+        losses[step] = members.detach()
+        return members.sum()
+
+    def checkpoint(step):
+        if evaluate_every and (step + 1) % evaluate_every == 0:
+            for i, score in enumerate(evaluate_members(ensemble, valid)):
+                histories[i].append({"step": step + 1, "valid_nmse": score})
+                if keep_best and score <= min(h["valid_nmse"] for h in histories[i]):
+                    best[i] = ensemble.member(i)
+
+    helpers.fit(ensemble, mse_at, steps=steps, lr=lr, weight_decay=weight_decay,
+        name=" / ".join(names), after_step=checkpoint)
+    results = []
+    last_valid = evaluate_members(ensemble, valid)
+    for i, model in enumerate(models):
+        selected = bool(keep_best and histories[i])                         # a best checkpoint
+        model.load_state_dict(best[i] if selected else ensemble.member(i))
+        results.append({"train_nmse": helpers.evaluate_nmse(model, train),
+                        "valid_nmse": (helpers.evaluate_nmse(model, valid) if selected
+                                       else last_valid[i]),
+                        "last_valid_nmse": last_valid[i], "history": histories[i],
+                        "selection": "best_checkpoint" if selected else "last",
+                        "losses": losses[:, i]})
+    return results
+
+
+@torch.no_grad()
+def evaluate_members(ensemble, data, batch_size=4096):
+    """The NMSE of each member of an Ensemble on the same (x, y): a list of S floats."""
+    x, y = data
+    size = len(ensemble.weights[0])
+    was_training = ensemble.training
+    ensemble.eval()
+    chunks = [x[i:i + batch_size] for i in range(0, len(y), batch_size)]
+    prediction = torch.cat([ensemble(chunk.expand(size, *chunk.shape)) for chunk in chunks],
+                           dim=1)                                           # [S, n]
+    ensemble.train(was_training)
+    return [helpers.nmse(p.cpu(), y.cpu()) for p in prediction]
+
+
 def train_seeds(run):
     """Train the seeds of one (T, h, steps, batch, lr) as one ensemble: one row per seed with
     its last and best validation NMSE, its training NMSE and its curve."""
@@ -120,7 +213,7 @@ def train_seeds(run):
     valid = tuple(t.to(device) for t in valid)
     seeds = list(range(run["seed"], run["seed"] + run["seeds"]))
     models = [seeded_model(run, seed).to(device) for seed in seeds]
-    fits = helpers.train_ensemble(
+    fits = train_ensemble(
         models, seeds, train, valid, steps=run["steps"], batch_size=run["batch_size"],
         lr=run["lr"], evaluate_every=max(1, run["steps"] // CURVE_POINTS),
         names=[f"T={run['T']} h={run['h']} steps={run['steps']} seed={s}" for s in seeds])
@@ -149,7 +242,7 @@ def train_all(args, part, grid):
                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                 device=args.device, seed=args.seed, part=part)
     runs = [dict(base, **cell) for cell in grid]
-    return plumbing.run_sweep(runs, args.workers, train_seeds, run_label, run_cost)
+    return helpers.run_sweep(runs, args.workers, train_seeds, run_label, run_cost)
 
 
 def run_cost(run):
@@ -288,7 +381,7 @@ def time_stacking(args, recipe, repeats=2):
                                          seed=seed)
             seconds["separate"].append((time.perf_counter() - started) / steps)
             started = time.perf_counter()
-            helpers.train_ensemble([seeded_model(run, seed) for seed in seeds], seeds, train,
+            train_ensemble([seeded_model(run, seed) for seed in seeds], seeds, train,
                                    valid, steps=steps, batch_size=recipe["batch_size"],
                                    lr=recipe["lr"])
             seconds["stacked"].append((time.perf_counter() - started) / steps)
@@ -358,8 +451,8 @@ def report(numbers):
         for name, ratio in found["ratios_at_largest"].items():
             low, high = ratio["ci95"]
             below, above = (int(h) for h in name.split("/"))
-            paper = engine.PAPER_TABLE_2[below][int(T)] / engine.PAPER_TABLE_2[above][int(T)] \
-                if int(T) in engine.PAPER_TABLE_2.get(below, {}) else None
+            paper = model.PAPER_TABLE_2[below][int(T)] / model.PAPER_TABLE_2[above][int(T)] \
+                if int(T) in model.PAPER_TABLE_2.get(below, {}) else None
             print(f"  at {found['largest_budget']} steps, NMSE h = {below} over h = {above}:"
                   f" {10 ** ratio['mean']:.3g}x [{10 ** low:.3g}, {10 ** high:.3g}] (paired by seed)"
                   + (f"   [Table 2's means: {paper:.3g}x]" if paper else ""))
@@ -369,11 +462,11 @@ def beside_the_paper(T, h, stats):
     """Our mean over Table 2's mean and, at h = 4, our minimum over Table 3's minimum (the
     same model there), at a row's largest budget."""
     words = []
-    if T in engine.PAPER_TABLE_2.get(h, {}):
-        paper = engine.PAPER_TABLE_2[h][T]
+    if T in model.PAPER_TABLE_2.get(h, {}):
+        paper = model.PAPER_TABLE_2[h][T]
         words.append(f"mean / Table 2's mean {paper:.2e}: {stats['last']['mean'] / paper:.3g}x")
-    if h == 4 and T in engine.PAPER_TABLE_3[4]:
-        paper = engine.PAPER_TABLE_3[4][T]
+    if h == 4 and T in model.PAPER_TABLE_3[4]:
+        paper = model.PAPER_TABLE_3[4][T]
         words.append(f"min / Table 3's min {paper:.2e}: {stats['last']['min'] / paper:.3g}x, "
                      f"best checkpoint's min {stats['best']['min'] / paper:.3g}x")
     return "; ".join(words) or "no table of the paper's for this model"
@@ -408,10 +501,10 @@ def plot(numbers):
             for key, style in (("last", "o-"), ("best", ":"), ("train", "--")):
                 top.loglog(steps, [entry["budgets"][str(s)][key]["mean"] for s in steps], style,
                            color=colour, label=f"h = {h}" if key == "last" else None)
-            if int(T) in engine.PAPER_TABLE_2.get(int(h), {}):
-                top.plot(edge, engine.PAPER_TABLE_2[int(h)][int(T)], "x", color=colour)
+            if int(T) in model.PAPER_TABLE_2.get(int(h), {}):
+                top.plot(edge, model.PAPER_TABLE_2[int(h)][int(T)], "x", color=colour)
             if h == "4":
-                top.plot(edge, engine.PAPER_TABLE_3[4][int(T)], "+", color=colour, ms=10)
+                top.plot(edge, model.PAPER_TABLE_3[4][int(T)], "+", color=colour, ms=10)
             curve = mean_curve(numbers["budget"]["rows"], int(T), int(h), by_T["largest_budget"])
             bottom.loglog(*zip(*curve), color=colour, label=f"h = {h}")
         top.set_title(f"T = {T}: solid valid (last), dotted best, dashed train", fontsize=9)

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, int_list
+from helpers import Setting, int_list
 
 bounds = helpers.load_concept("03_bounds")  # its lower-bound exponent k
 

@@ -15,6 +15,7 @@ import math
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
@@ -22,8 +23,7 @@ from torch import nn
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from engine import lesson04 as engine
-from plumbing import Setting, float_list
+from helpers import Setting, float_list
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
@@ -80,8 +80,8 @@ def refusals(args):
     fits = size <= LEMMA9_LIMIT
     return [("--epsilons", max(args.epsilons) < 1,
              f"each must be below 1, got {max(args.epsilons)}", None),
-            ("--construction-T", max(args.construction_T) <= engine.MAX_CONSTRUCTION_T,
-             f"at most {engine.MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
+            ("--construction-T", max(args.construction_T) <= memo.MAX_CONSTRUCTION_T,
+             f"at most {memo.MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
              f"(T*d)^2), got {max(args.construction_T)}", None),
             ("--epsilons", fits, f"the Lemma 9 network for eps = {min(args.epsilons):g} at T = "
              f"{max(args.construction_T)} would have {size:.2g} parameters, over this file's "
@@ -156,13 +156,74 @@ def lemma9_errors(n, seq_len=LEMMA9_T, levels=LEMMA9_LEVELS, seed=LEMMA9_SEED):
              "bound": 1 / k} for k in levels]
 
 
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# The figures and printouts of this study: Lemma 9's error, and what each route costs.
+def plot_lemma9(result, seq_len):
+    """Lemma 9's worst error against its bound 1/n."""
+    figure, axis = plt.subplots(figsize=(5, 3.5))
+    levels = [row["levels"] for row in result["lemma9"]]
+    axis.loglog(levels, [row["max_error"] for row in result["lemma9"]], "o-", label="max error")
+    axis.loglog(levels, [row["bound"] for row in result["lemma9"]], "k--", label="bound 1/n")
+    axis.set_xlabel("levels n"), axis.set_ylabel("max |net(x) - max x|")
+    axis.set_title(f"Lemma 9: max of {seq_len} numbers with ReLUs"), axis.legend()
+    return figure
+
+
+def report_lemma9(result, seq_len):
+    print(f"Lemma 9 (T = {seq_len}): " + ", ".join(
+        f"n={row['levels']}: {row['max_error']:.3f} (<= {row['bound']:.3f})"
+        for row in result["lemma9"]))
+    largest = max(row["levels"] for row in result["lemma9"])
+    print(f"   its hidden widths at n = {largest}: ours T n = {seq_len * largest} and 2n = "
+          f"{2 * largest} [Lemma 9: each at most 2 T ceil(1/eps) = {2 * seq_len * largest}]")
+
+
+def plot_costs(result):
+    """Weights of the no-training single-head model against T and eps, beside h = D."""
+    rows = result["assembled"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for epsilon in sorted({row["epsilon"] for row in rows}, reverse=True):
+        mine = [row for row in rows if row["epsilon"] == epsilon]
+        lengths = [row["T"] for row in mine]
+        left.loglog(lengths, [row["ffn_weights_used"] for row in mine], "o-",
+                    label=f"memorise, eps = {epsilon:g}")
+    left.loglog(lengths, [mine[0]["h_equals_D_attention_parameters"]] * len(lengths), "k--",
+                label="h = D: attention only, no FFN")
+    helpers.label_log_axis(left, lengths)
+    left.set_xlabel("sequence length T"), left.set_ylabel("weights used")
+    left.set_title("Retrieval cost, exact f_i and F_0 in both"), left.legend(fontsize=7)
+    largest = max(row["T"] for row in rows)
+    mine = [row for row in rows if row["T"] == largest]
+    epsilons = [row["epsilon"] for row in mine]
+    right.loglog(epsilons, [row["ffn_weights_used"] for row in mine], "o-",
+                 label=f"memorise: weights used (T = {largest})")
+    right.loglog(epsilons, [row["h_equals_D_beta"] for row in mine], "s--",
+                 label=f"h = D: softmax scale beta needed (T = {largest})")
+    helpers.label_log_axis(right, epsilons)
+    right.invert_xaxis(), right.set_xlabel("target error eps"), right.legend(fontsize=7)
+    right.set_title("Both grow like 1/eps: weights for one, a scale for the other")
+    figure.tight_layout()
+    return figure
+
+
+def report_costs(result, D):
+    print(f"assembled single-head model, no training (D = {D}): worst |y_hat - y| <= eps: "
+          f"{all(row['max_error'] <= row['epsilon'] for row in result['assembled'])}")
+    for row in result["assembled"]:
+        print(f"   T={row['T']:<4} eps={row['epsilon']:<5g} error {row['max_error']:.3f}  "
+              f"width {row['embedding_width']:<4} FFN weights used {row['ffn_weights_used']:<7} "
+              f"(dense {row['ffn_parameters_dense']:.1e})   h = D: "
+              f"{row['h_equals_D_attention_parameters']} attention weights, "
+              f"beta {row['h_equals_D_beta']:.0f}")
+
+
 # %%
 if __name__ == "__main__":
     args = config()
     run = plumbing.Run("04a_cost_accounting", args)
     lemma9 = run.record({"lemma9": lemma9_errors(args.construction_samples)})
-    run.figure(engine.plot_lemma9(lemma9, LEMMA9_T), "04_lemma9")
-    engine.report_lemma9(lemma9, LEMMA9_T)
+    run.figure(plot_lemma9(lemma9, LEMMA9_T), "04_lemma9")
+    report_lemma9(lemma9, LEMMA9_T)
 
 # %% [markdown]
 # **What we saw** (`results/04a_cost_accounting.json`). The network takes the max of 64 numbers
@@ -250,8 +311,8 @@ if __name__ == "__main__":
     assembled = run.record({"assembled": assembled_errors(
         args.construction_T, args.epsilons, D=ASSEMBLED_D, dim=ASSEMBLED_DIM,
         n=args.construction_samples, seed=args.seed)})
-    run.figure(engine.plot_costs(assembled), "04_parameter_counts")
-    engine.report_costs(assembled, ASSEMBLED_D)
+    run.figure(plot_costs(assembled), "04_parameter_counts")
+    report_costs(assembled, ASSEMBLED_D)
     run.finish()
 
 # %% [markdown]

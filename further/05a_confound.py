@@ -17,14 +17,14 @@ import math
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import torch
 
 # helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from engine import lesson05 as engine
-from plumbing import Setting, int_list, positive_float, positive_int
+from helpers import Setting, int_list, positive_float, positive_int
 
 saturation = helpers.load_concept("05_saturation")  # its target, head and training
 
@@ -77,11 +77,11 @@ def refusals(args):
         ("--confound-head-dims", max(dims) <= dim,
          f"each at most the token dimension {dim}, got {max(dims)}", None),
         ("--confound-L", min(lengths) >= 2, "a softmax over one token has nothing to choose", 2),
-        ("--confound-L", max(lengths) <= engine.MAX_L, f"at most {engine.MAX_L}", None),
+        ("--confound-L", max(lengths) <= saturation.MAX_L, f"at most {saturation.MAX_L}", None),
         ("--seeds", args.seeds >= 2, "a confidence interval over seeds needs at least two", 2),
         ("--lesson-run", bool(args.replay) or "oracle" not in args.parts
          or args.lesson_run.is_file(),
-         f"no results file at {plumbing.shown_path(args.lesson_run)}", None)]
+         f"no results file at {helpers.shown_path(args.lesson_run)}", None)]
 
 
 def config(argv=None):
@@ -158,10 +158,77 @@ def run_oracle(args):
                            "oracle": model_side_oracle(lesson["config"])}}
 
 
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# This study's figures and printouts.
+def report_oracle(result):
+    """The matches' share of the target's attention, and per kind trained minus oracle."""
+    side = result["model_side"]
+    shares = side["oracle"]["target_match_share"]
+    print(f"a. the target's matches get {', '.join(f'{v:.0%}' for v in shares.values())} of its "
+          f"attention at L = {', '.join(shares)}; trained mean E(d) minus the oracle's:")
+    for name, table in saturation.by_kind(side).items():
+        oracle = saturation.by_kind(side["oracle"])[name]
+        gaps = [(entry["mean"] - oracle[L][d], L, d) for L, row in table.items()
+                for d, entry in row.items()]
+        worst = max(gaps, key=lambda gap: abs(gap[0]))
+        print(f"   {name + ':':<14} {min(gaps)[0]:+.3f} to {max(gaps)[0]:+.3f}, largest "
+              f"|difference| {abs(worst[0]):.3f} at L = {worst[1]}, d = {worst[2]}")
+
+
+def plot_confound(result):
+    """The variance split, oracle against trained, and the flat-spectrum control."""
+    confound = result["confound"]
+    lengths = list(confound["variance_split"])
+    figure, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    query = [v["query_part"] / v["total"] for v in confound["variance_split"].values()]
+    axes[0].bar(lengths, query, label="Var(E[y | x_q]): the query alone")
+    axes[0].bar(lengths, [1 - q for q in query], bottom=query, label="E[Var(y | x_q)]: context")
+    axes[0].set_xlabel("sequence length L"), axes[0].set_ylabel("share of Var(y)")
+    axes[0].set_title("The target concentrates on the query"), axes[0].legend(fontsize=7)
+    for axis, key, title in ((axes[1], "oracle", "decaying spectrum (alpha as set)"),
+                             (axes[2], "oracle_flat", "flat spectrum (alpha = 0)")):
+        for L in lengths:
+            curve = confound[key][L]
+            line, = axis.semilogx([int(r) for r in curve], list(curve.values()), ":",
+                                  marker=".", label=f"L = {L}, oracle")
+            if key == "oracle":
+                trained = confound["trained"][L]
+                axis.errorbar([int(d) for d in trained], [e["mean"] for e in trained.values()],
+                              yerr=[e["std"] for e in trained.values()], fmt="o",
+                              color=line.get_color(), capsize=2, label=f"L = {L}, trained")
+        helpers.label_log_axis(axis, [int(r) for r in curve])
+        axis.set_xlabel("rank r (oracle)" + (" / head dimension d (trained)"
+                                             if key == "oracle" else ""))
+        axis.set_ylabel("NMSE"), axis.set_title(title), axis.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def report_confound(result, args):
+    """Per L the variance split, the trained and oracle gains and the rank-1 oracles (the head
+    dimensions are the run's own, read from its numbers, so a replay prints its own run's)."""
+    confound = result["confound"]
+    print(f"b. confound target (spectrum alpha = {args.alpha:g}, capped B = {args.cap:g}):")
+    for L, split in confound["variance_split"].items():
+        trained = confound["trained"][L]
+        print(f"   L = {L:<5} Var(E[y|x_q]) / Var(y) = {split['query_part'] / split['total']:.2f}"
+              f"; trained E(d) at d = {', '.join(trained)}: "
+              + " ".join(f"{e['mean']:.3f}" for e in trained.values())
+              + f" (gain {confound['gain_trained'][L]:.2f}); rank-1 oracle "
+                f"{confound['oracle'][L]['1']:.2f}, flat {confound['oracle_flat'][L]['1']:.2f}")
+    print("   " + helpers.describe_difference("trained gain change",
+                                              confound["gain_change_trained"]))
+
+
+# ----------------------------------------------------------------------------------------------
+# Study 05b: the trained heads' logits and their SVD truncation
+# ----------------------------------------------------------------------------------------------
+
+
 # %%
 if __name__ == "__main__" and "oracle" in args.parts:
     oracle = replayed if args.replay else run.record(run_oracle(args))
-    engine.report_oracle(oracle)
+    report_oracle(oracle)
 
 # %% [markdown]
 # ## b. The confound: a target that concentrates on the query as $L$ grows
@@ -240,7 +307,7 @@ def spectrum_runs(args):
 def run_confound(args):
     """Part b's numbers, {"confound": ...}: variance split, oracle curves (alpha, alpha free,
     alpha = 0) and the trained heads' NMSE on this target."""
-    results = engine.sweep(spectrum_runs(args), args.workers, train_spectrum_head,
+    results = saturation.train_runs(spectrum_runs(args), args.workers, train_spectrum_head,
                            lambda run: "confound target")
     M, _ = coupling(saturation.DIM, args.rank, args.alpha, args.logit_scale, args.seed)
     flat, _ = coupling(saturation.DIM, args.rank, 0.0, args.logit_scale, args.seed)
@@ -272,8 +339,8 @@ def run_confound(args):
 # %%
 if __name__ == "__main__" and "confound" in args.parts:
     confound = replayed if args.replay else run.record(run_confound(args))
-    run.figure(engine.plot_confound(confound), "05_confound")
-    engine.report_confound(confound, args)
+    run.figure(plot_confound(confound), "05_confound")
+    report_confound(confound, args)
 if __name__ == "__main__" and not args.replay:
     run.finish()
 

@@ -12,16 +12,17 @@
 # %%
 """05b · Low rank after training: the heads of file 05, their logits and SVD truncation."""
 import copy
+import statistics
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import torch
 
 # helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from engine import lesson05 as engine
 
 saturation = helpers.load_concept("05_saturation")  # its target, heads and training
 
@@ -64,7 +65,7 @@ if __name__ == "__main__":
 # $W_Q^\top W_K \approx U_r \Sigma_r V_r^\top$, gives $W_Q' = \Sigma_r^{1/2} U_r^\top$ and
 # $W_K' = \Sigma_r^{1/2} V_r^\top$, padded back to $d$ rows with zeros so that the $1/\sqrt d$
 # scale (and so the logits) stay as they were. Corollary 5.1, as the reviewers describe it, says
-# such a low-rank version of a construction exists. `helpers.truncate_qk` makes the cut (file 06
+# such a low-rank version of a construction exists. `truncate_qk` makes the cut (study 06a
 # applies it to every head of a deeper model).
 #
 # The study trains nothing of its own: it runs file 05's sweep (`model_side_runs`,
@@ -75,13 +76,22 @@ if __name__ == "__main__":
 # heads' stay below $B$; nothing bounds the free ones'.
 
 # %%
+def truncate_qk(W_Q, W_K, rank):
+    """(W_Q', W_K') of head dimension `rank` with W_Q'^T W_K' the best rank-r approximation of
+    W_Q^T W_K (its SVD cut to r; study 06a applies it by layer).
+    W_Q, W_K [d, p] -> [r, p], [r, p]."""
+    U, S, Vh = torch.linalg.svd(W_Q.T @ W_K)                                # [p, p] coupling
+    root = S[:rank].sqrt()
+    return root[:, None] * U[:, :rank].T, root[:, None] * Vh[:rank]         # [r, p], [r, p]
+
+
 @torch.no_grad()
 def truncation_curve(model, data, ranks):
     """Validation NMSE of the model with its QK coupling truncated to each rank."""
     curve = []
     for rank in ranks:
         truncated = copy.deepcopy(model)
-        W_Q, W_K = helpers.truncate_qk(model.W_Q, model.W_K, rank)          # [rank, p] each
+        W_Q, W_K = truncate_qk(model.W_Q, model.W_K, rank)          # [rank, p] each
         truncated.W_Q.zero_(), truncated.W_K.zero_()
         truncated.W_Q[:rank].copy_(W_Q), truncated.W_K[:rank].copy_(W_K)    # padded to d rows
         curve.append({"rank": rank, "valid_nmse": helpers.evaluate_nmse(truncated, data)})
@@ -110,7 +120,7 @@ def run_low_rank(args):
     of the same heads, "logit_spread" and "truncation_free"."""
     runs = [dict(run, truncate=run["cap"] is None and run["head_dim"] == args.head_dims[-1])
             for run in saturation.model_side_runs(args)]
-    results = engine.sweep(runs, args.workers, train_and_probe, engine.kind_of)
+    results = saturation.train_runs(runs, args.workers, train_and_probe, saturation.kind_of)
     numbers = saturation.summarise_model_side(results, args)
     numbers["model_side"]["logit_spread"] = {
         "free": logit_spread(results, args, None),
@@ -138,15 +148,59 @@ def truncation_free(results, args):
     return truncation
 
 
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# This study's figures and printouts.
+def plot_logit_spread(result):
+    """Max |logit| of the trained d = r heads per L, each seed a dot, free and capped."""
+    figure, axis = plt.subplots(figsize=(5.5, 3.6))
+    for name, by_length in saturation.by_kind(result["model_side"]["logit_spread"], "free").items():
+        lengths = [int(L) for L in by_length]
+        values = [entry["logit_max_abs"] for entry in by_length.values()]
+        line, = axis.semilogx(lengths, [sum(v) / len(v) for v in values], "o-", label=name)
+        for L, seeds in zip(lengths, values):
+            axis.semilogx([L] * len(seeds), seeds, ".", color=line.get_color(), alpha=0.5)
+    helpers.label_log_axis(axis, lengths)
+    axis.set_xlabel("sequence length L"), axis.set_ylabel("max |logit| of the trained head")
+    axis.set_title("Do trained logits stay bounded as L grows?"), axis.legend(fontsize=7)
+    return figure
+
+
+def plot_truncation(result):
+    """NMSE increase of the free d_max head truncated to rank r (mean over seeds)."""
+    figure, axis = plt.subplots(figsize=(5.5, 3.6))
+    for L, by_rank in result["model_side"]["truncation_free"].items():
+        ranks = [int(r) for r in by_rank]
+        axis.plot(ranks, [sum(v) / len(v) for v in by_rank.values()], "o-", label=f"L = {L}")
+    axis.set_xlabel("kept rank r"), axis.set_ylabel("NMSE(r) - NMSE(full), mean over seeds")
+    axis.set_title("SVD truncation of trained free heads"), axis.legend(fontsize=7)
+    return figure
+
+
+def report_trained_heads(result):
+    """Largest |logit| per kind against L; truncation costs per L (means). The lengths and the
+    largest d are the run's own, read from its numbers, so a replay prints its own run's."""
+    side = result["model_side"]
+    mean = statistics.fmean                                 # over seeds
+    lengths = [int(L) for L in side["logit_spread"]["free"]]
+    largest_d = 1 + max(int(r) for by_rank in side["truncation_free"].values() for r in by_rank)
+    kinds = saturation.by_kind(side["logit_spread"], "free", "capped B={}")
+    print(f"largest |logit| of the trained d = {side['rank']} heads, L = {lengths}: " + "; ".join(
+        f"{name} " + " -> ".join(f"{mean(e['logit_max_abs']):.2f}" for e in by_length.values())
+        for name, by_length in kinds.items()))
+    print(f"   free d = {largest_d} heads cut to rank r = 1, 2, ...: NMSE + " + "; ".join(
+        f"L = {L}: " + ", ".join(f"{mean(v):.3f}" for v in by_rank.values())
+        for L, by_rank in side["truncation_free"].items()))
+
+
 # %%
 if __name__ == "__main__" and "low_rank" in args.parts:
     if args.replay:
         model_side = plumbing.replay(args.replay)
     else:
         model_side = run.record(run_low_rank(args))
-    run.figure(engine.plot_logit_spread(model_side), "05_logit_spread")
-    run.figure(engine.plot_truncation(model_side), "05_truncation")
-    engine.report_trained_heads(model_side)
+    run.figure(plot_logit_spread(model_side), "05_logit_spread")
+    run.figure(plot_truncation(model_side), "05_truncation")
+    report_trained_heads(model_side)
 if __name__ == "__main__" and not args.replay:
     run.finish()
 

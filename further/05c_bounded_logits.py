@@ -13,13 +13,14 @@ import math
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import torch
 
 # helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
+import helpers
 import plumbing
-from engine import lesson05 as engine
-from plumbing import Setting, float_list, int_list, positive_int
+from helpers import Setting, float_list, int_list, positive_int
 
 MAX_L = 1 << 20     # the longest sequence measured: draws x L doubles stay in memory
 
@@ -97,12 +98,53 @@ def entropy_bound(B, seq_len):
 # Every $(B, L)$ of the settings; the printout says whether both bounds held in every case, and
 # gives the worst case and the random logits' entropy at the shortest and longest $L$.
 
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# This study's figures and printouts.
+def plot_lemma(result):
+    """L max p, L min p (worst cases, with the bounds) and normalised entropy against L."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for B in sorted({row["B"] for row in result["lemma"]}):
+        rows = [row for row in result["lemma"] if row["B"] == B]
+        lengths = [row["L"] for row in rows]
+        line, = left.loglog(lengths, [row["L_max_p"] for row in rows], "o-", label=f"B = {B:g}")
+        for key, style in (("L_min_p", "s-"), ("upper", ":"), ("lower", ":")):
+            left.loglog(lengths, [row[key] for row in rows], style, color=line.get_color())
+        for key, style, label in (("mean_normalised_entropy", "o-", "random logits"),
+                                  ("min_normalised_entropy", "s:", "worst case"),
+                                  ("entropy_bound", "--", "bound 1 - 2B/log L")):
+            right.semilogx(lengths, [row[key] for row in rows], style, color=line.get_color(),
+                           label=f"B = {B:g}, {label}")
+    left.set_xlabel("sequence length L"), left.set_ylabel("L max p (o), L min p (s)")
+    left.set_title(r"Worst cases stay within $e^{\pm 2B}$ (dotted)"), left.legend(fontsize=7)
+    right.set_xlabel("sequence length L"), right.set_ylabel("H(p) / log L")
+    right.set_title("Attention flattens as L grows"), right.legend(fontsize=6)
+    figure.tight_layout()
+    return figure
+
+
+def report_lemma(result, shown):
+    """Did both bounds hold in every case? And, per B, L max p and the random logits' entropy
+    at the two lengths `shown`, beside their bounds."""
+    rows = result["lemma"]
+    held = all(row["lower"] * (1 - 1e-9) <= row["L_min_p"]
+               and row["L_max_p"] <= row["upper"] * (1 + 1e-9)
+               and row["min_normalised_entropy"] >= row["entropy_bound"] - 1e-9 for row in rows)
+    print(f"e^-2B/L <= p_i <= e^2B/L and H(p)/log L >= 1 - 2B/log L in all {len(rows)} "
+          f"cases: {held}; from L = {shown[0]} to {shown[1]}:")
+    for B in sorted({row["B"] for row in rows}):
+        first, last = ([row for row in rows if row["B"] == B and row["L"] == L][0] for L in shown)
+        print(f"   B = {B:g}: L max p {first['L_max_p']:.3g} -> {last['L_max_p']:.3g} (bound "
+              f"e^2B = {first['upper']:.3g}); H(p)/log L of random logits "
+              f"{first['mean_normalised_entropy']:.2f} -> {last['mean_normalised_entropy']:.2f} "
+              f"(floor {first['entropy_bound']:.2f} -> {last['entropy_bound']:.2f})")
+
+
 # %%
 if __name__ == "__main__":
     lemma = run.record({"lemma": [lemma_extremes(B, L, args.draws, args.seed)
                                   for B in args.bounds for L in args.L]})
-    run.figure(engine.plot_lemma(lemma), "05c_bounded_logits")
-    engine.report_lemma(lemma, shown=(min(args.L), max(args.L)))
+    run.figure(plot_lemma(lemma), "05c_bounded_logits")
+    report_lemma(lemma, shown=(min(args.L), max(args.L)))
     run.finish()
 
 # %% [markdown]

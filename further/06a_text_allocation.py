@@ -25,12 +25,12 @@ from torch import nn
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, positive_int
+from helpers import Setting, positive_int
 
-from engine import lesson06 as allocation_engine  # 06's pairs, summaries and bars
 
 allocation = helpers.load_concept("06_allocation")  # its transformer and allocations
 rules = helpers.load_concept("06e_allocation_rules")  # the allocation rules, read on text here
+low_rank = helpers.load_concept("05b_low_rank")  # a head's score cut to rank r
 
 # %% [markdown]
 # ## Settings
@@ -214,6 +214,25 @@ def context_comparison(per_seed):
 # compared by its per-seed differences; the allocation rules of study 06e read on text.
 
 # %%
+# The paired differences, where both allocations ran (lesson 06 pairs only its first and last)
+PAIRS = [("front-loaded", "back-loaded"), ("front-loaded", "uniform"), ("back-loaded", "uniform"),
+         ("front-reduced", "uniform"), ("front-reduced", "front-loaded")]  # the last: thinning
+
+
+def paired(by_allocation, pairs=PAIRS):
+    """{"a - b": helpers.paired_difference}: per-seed differences (a lower = a better)."""
+    return {f"{first} - {second}": helpers.paired_difference(
+                [a - b for a, b in zip(by_allocation[first], by_allocation[second])],
+                below=f"{first} better", above=f"{second} better")
+            for first, second in pairs if first in by_allocation and second in by_allocation}
+
+
+def summary(layers, values):
+    """One allocation's layers, attention budget and seeds/min/mean/std (JSON-ready)."""
+    return {"layers": [list(layer) for layer in layers],
+            "budget": sum(h * d for h, d in layers), **helpers.seed_stats(values)}
+
+
 def load_text(args):
     """(characters as ids, the alphabet, the whole text) of --text or the language reference,
     cut to --text-chars."""
@@ -235,22 +254,21 @@ def run_text(args):
               LIMITED: dict(layers=compared["uniform"], context=CONTEXT_LIMIT)}  # the control
     runs = [dict(base, **model, seed=args.seed + s, name=f"a: text {name}", allocation=name)
             for name, model in models.items() for s in range(args.text_seeds)]
-    results = plumbing.run_sweep(
+    results = helpers.run_sweep(
         runs, args.workers, train_language_model,
         lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}",
-        allocation_engine.sweep_cost)
+        allocation.sweep_cost)
     bpc = {name: helpers.by_seed(results, "valid_bpc", allocation=name) for name in models}
-    paired = allocation_engine.paired(bpc)                # 06's pairs among the allocations
-    paired[CONTROL_KEY] = context_comparison([full - limited for full, limited
+    differences = paired(bpc)           # 06's pairs among the allocations
+    differences[CONTROL_KEY] = context_comparison([full - limited for full, limited
                                               in zip(bpc["uniform"], bpc[LIMITED])])
     return {"text": {"source": str(args.text) if args.text else "Python language reference",
                      "characters": len(data), "corpus_characters": len(text), "T": args.text_T,
-                     "allocations": {name: allocation_engine.summary(compared[name], bpc[name])
+                     "allocations": {name: summary(compared[name], bpc[name])
                                      for name in TEXT_ALLOCATIONS},
-                     "paired": paired,
+                     "paired": differences,
                      "context_limited": {"characters": CONTEXT_LIMIT,
-                                         **allocation_engine.summary(compared["uniform"],
-                                                                     bpc[LIMITED])}}}, \
+                                         **summary(compared["uniform"], bpc[LIMITED])}}}, \
         results, data[int(TEXT_SPLIT * len(data)):]
 
 
@@ -273,10 +291,35 @@ def text_rules(text):
         "evidence": helpers.describe_difference(f"text: {CONTROL_KEY}", control)}]
 
 
+def draw_allocation_bars(panels):
+    """One panel per (title, allocations, y label, a dashed line or None, its label, y from
+    zero): each allocation's mean (a bar) and every seed (a dot)."""
+    figure, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+    for axis, (title, by_name, label, line, line_label, from_zero) in zip(axes[0], panels):
+        names = list(by_name)
+        axis.bar(names, [by_name[n]["mean"] for n in names], color="lightsteelblue")
+        for i, name in enumerate(names):
+            axis.plot([i] * len(by_name[name]["seeds"]), by_name[name]["seeds"], "k.", ms=4)
+        values = [v for e in by_name.values() for v in e["seeds"]]
+        if line is not None:                                                # a dashed line
+            axis.axhline(line, color="tab:red", ls="--", label=line_label)
+            values.append(line)
+        if from_zero:
+            axis.set_ylim(0, 1.2 * max(values))
+        else:
+            axis.set_ylim(0.9 * min(values), None)
+        axis.set_title(title), axis.set_ylabel(label)
+        if line is not None:
+            axis.legend(fontsize=7)
+        axis.tick_params(axis="x", labelsize=7)
+    figure.tight_layout()
+    return figure
+
+
 def plot_text(result, args):
     """Part a: each allocation's mean bpc (bars) and every seed (dots); dashed: the control."""
     text = result["text"]
-    return allocation_engine.draw_allocation_bars([
+    return draw_allocation_bars([
         (f"text, T = {text['T']}", text["allocations"], "validation bits per character",
          text["context_limited"]["mean"],
          f"control: last {text['context_limited']['characters']} characters",
@@ -322,7 +365,7 @@ def check(args, windows):
     --text-seeds, and less text than 20 times the longest of `windows` ({flag: length}; 06c
     adds its own) for the 90/10 split."""
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
-        allocation_engine.key_dim_refusal(args),
+        allocation.key_dim_refusal(args),
         ("--text-seeds", args.text_seeds >= 2, "paired differences need at least two seeds", 2),
         *text_length_checks(args, windows)]
     plumbing.refuse_unaccepted(checks)
@@ -390,7 +433,7 @@ def rank_costs(run, valid, ranks):
             for rank in [0, *(r for r in ranks if 0 < r < block.head_dim)]:
                 block.W_Q[head].zero_(), block.W_K[head].zero_()
                 if rank:
-                    W_Q, W_K = helpers.truncate_qk(saved_q, saved_k, rank)  # [r, E] each
+                    W_Q, W_K = low_rank.truncate_qk(saved_q, saved_k, rank)  # [r, E] each
                     block.W_Q[head][:rank], block.W_K[head][:rank] = W_Q, W_K
                 increases[rank] = evaluate_bpc(model, valid, run["T"]) - base
                 block.W_Q[head].copy_(saved_q), block.W_K[head].copy_(saved_k)

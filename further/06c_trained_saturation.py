@@ -25,7 +25,7 @@ import torch
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, positive_int
+from helpers import Setting, positive_int
 
 allocation = helpers.load_concept("06_allocation")        # part b's allocations
 text_study = helpers.load_concept("06a_text_allocation")  # the character models and their ranks
@@ -244,8 +244,9 @@ def train_deep_models(args):
                  layers=[uniform] * DEEP_LAYERS, seed=args.seed + s, allocation="uniform",
                  name=f"a: {DEEP_LAYERS} layers, T={args.deep_T}")
             for s in range(args.deep_seeds)]
-    return plumbing.run_sweep(runs, args.workers, text_study.train_language_model, lambda r: (
-        f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}"), text_study.allocation_engine.sweep_cost)
+    return helpers.run_sweep(runs, args.workers, text_study.train_language_model, lambda r: (
+        f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}"),
+        text_study.allocation.sweep_cost)
 
 
 def run_saturation(args, text_models, text_valid, rank_by_layer):

@@ -29,7 +29,7 @@ from torch import nn
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, int_list, positive_int
+from helpers import Setting, int_list, positive_int
 
 text_study = helpers.load_concept("06a_text_allocation")  # the text, its loss and learning rate
 saturation = helpers.load_concept("06c_trained_saturation")  # the premise's statistics
@@ -429,7 +429,7 @@ def run_study(args):
                  tokens=args.tokens, vocab=len(alphabet), longest=max(args.lengths),
                  data=data, device=args.device, name=f"L={L} d={d}")
             for L in args.lengths for d in args.head_dims for s in range(args.seeds)]
-    results = plumbing.run_sweep(
+    results = helpers.run_sweep(
         runs, args.workers, train_model,
         lambda r: f"{r['name']:<14} seed={r['seed']}  bpc {r['last_quarter']:.3f} (last "
                   f"quarter), {r['whole']:.3f} (whole)",

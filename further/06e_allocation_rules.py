@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 
 import helpers
 import plumbing
-from plumbing import Setting
+from helpers import Setting
 
 allocation = helpers.load_concept("06_allocation")  # its attention budget
 

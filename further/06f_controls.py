@@ -21,8 +21,7 @@ import torch
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from engine import lesson06 as engine
-from plumbing import Setting
+from helpers import Setting
 
 allocation = helpers.load_concept("06_allocation")  # its tasks
 fixed_budget = helpers.load_concept("06g_fixed_budget")  # its multi-query recall
@@ -52,9 +51,9 @@ FRESH_SEED_OFFSET = 10_000  # the controls' sequences: the lesson run's seed + t
 def refusals(args):
     """[(flag, accepted, why not, smallest accepted)]: each run read must exist."""
     return [("--budget-run", "oracle" not in args.parts or args.budget_run.is_file(),
-             f"no results file at {plumbing.shown_path(args.budget_run)}", None),
+             f"no results file at {helpers.shown_path(args.budget_run)}", None),
             ("--lesson-run", "baseline" not in args.parts or args.lesson_run.is_file(),
-             f"no results file at {plumbing.shown_path(args.lesson_run)}", None)]
+             f"no results file at {helpers.shown_path(args.lesson_run)}", None)]
 
 
 def config(argv=None):
@@ -127,8 +126,8 @@ def oracle_beside(budget):
 # %%
 if __name__ == "__main__" and "oracle" in args.parts:
     fixed = run.record(oracle_beside(budget))
-    run.figure(engine.plot_fixed_budget(fixed), "06f_oracle")
-    engine.report_fixed_budget(fixed)
+    run.figure(fixed_budget.plot_fixed_budget(fixed), "06f_oracle")
+    fixed_budget.report_fixed_budget(fixed)
 
 # %% [markdown]
 # **What we saw** (the committed default run of study 06g: $M = 4$, budget 32, 2 seeds, 1,500
@@ -175,11 +174,23 @@ def baseline_beside(lesson):
     return {"comparison": comparison}
 
 
+def with_baselines(figure, comparison):
+    """Lesson 06's figure with each task's no-match baseline dashed on its panel."""
+    for axis, entry in zip(figure.axes, comparison["comparison"].values()):
+        axis.axhline(entry["no_match_baseline"], color="tab:red", ls="--",
+                     label="no-match baseline")
+        axis.legend(fontsize=7)
+    return figure
+
+
 # %%
 if __name__ == "__main__" and "baseline" in args.parts:
     comparison = run.record(baseline_beside(lesson))
-    run.figure(engine.plot_allocations(comparison), "06f_baseline")
-    engine.report_allocations(comparison)
+    run.figure(with_baselines(allocation.plot_allocations(comparison), comparison),
+               "06f_baseline")
+    allocation.report_allocations(comparison)
+    print("no-match baseline: " + "  ".join(f"{task} {entry['no_match_baseline']:.3f}"
+                                             for task, entry in comparison["comparison"].items()))
 if __name__ == "__main__":
     run.finish()
 

@@ -13,23 +13,40 @@ import math
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import torch
 
 # helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from engine import lesson06 as engine
-from plumbing import Setting, int_list, positive_int
+from helpers import Setting, int_list, positive_int
 
 allocation = helpers.load_concept("06_allocation")  # its transformer, keys and training
 
 
 def config(argv=None):
-    """Parse the flags of SETTINGS; engine.budget_refusals ends a run that cannot finish."""
+    """Parse the flags of SETTINGS; budget_refusals ends a run that cannot finish."""
     return plumbing.config(SETTINGS, argv, __doc__.split("\n")[0], PARTS,
                            full="H up to 32, more seeds and steps",
-                           refusals=engine.budget_refusals)
+                           refusals=budget_refusals)
+
+
+def budget_refusals(args):
+    """Study 06g's: a budget M p that splits three ways or more (p even, at least 4), each H
+    splitting it into whole heads with its queries."""
+    budget = args.queries * args.key_dim
+    fits = [h for h in range(1, budget + 1)
+            if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
+    first_fits = ",".join(map(str, fits[:3]))
+    return [allocation.key_dim_refusal(args),
+            ("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
+             f"--queries * --key-dim = {budget} and divide --queries or be its multiple",
+             first_fits),
+            ("--fixed-heads", len(set(args.fixed_heads)) >= 3, "both sides need three H or "
+             "more", first_fits),
+            ("--memory", args.memory >= args.queries, "M queries need M stored keys",
+             args.queries)]
 
 
 # %%
@@ -105,12 +122,53 @@ def fixed_budget_runs(args):
 
 
 if __name__ == "__main__":
-    recall_runs = engine.sweep(fixed_budget_runs(args), args.workers, train_recall,
+    recall_runs = allocation.train_runs(fixed_budget_runs(args), args.workers, train_recall,
                                lambda run: run["name"])
 
 # %% [markdown]
 # **The result**: each $H$'s validation NMSE over its seeds (`helpers.seed_stats`), and the $H$
 # at which each seed is lowest.
+
+# %% tags=["apparatus"] jupyter={"source_hidden": true}
+# This study's figure and printout (study 06f draws its oracle with them).
+def plot_fixed_budget(result):
+    """Study 06g: trained NMSE (mean, each seed a dot) against H, and study 06f's oracle where
+    the numbers hold it."""
+    fixed = result["fixed_budget"]
+    heads = fixed["H"]
+    figure, axis = plt.subplots(figsize=(5.8, 3.8))
+    axis.semilogx(heads, [fixed["trained"][str(h)]["mean"] for h in heads], "o-",
+                  label="trained (mean over seeds)")
+    for h in heads:
+        seeds = fixed["trained"][str(h)]["seeds"]
+        axis.semilogx([h] * len(seeds), seeds, "k.", ms=4)
+    if "oracle" in fixed:                                                   # study 06f's
+        axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
+    axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
+    helpers.label_log_axis(axis, heads)
+    axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
+    axis.set_ylabel("validation NMSE"), axis.legend(fontsize=7)
+    axis.set_title("Multi-query recall at a fixed attention budget")
+    return figure
+
+
+def report_fixed_budget(result):
+    """Study 06g: the mean NMSE per H [study 06f's oracle, where the numbers hold it], where each
+    seed is lowest, and how far H = M lies below both ends."""
+    fixed = result["fixed_budget"]
+    trained, oracle = fixed["trained"], fixed.get("oracle")
+    middle = trained[str(fixed["M"])]["mean"] if str(fixed["M"]) in trained else None
+    ends = [trained[str(fixed["H"][0])]["mean"], trained[str(fixed["H"][-1])]["mean"]]
+    print(f"validation NMSE at H d = {fixed['budget']}, mean of "
+          f"{len(trained[str(fixed['H'][0])]['seeds'])} seed(s)" + (" [oracle]" if oracle else "")
+          + ": " + "  ".join(f"H={h}: {trained[str(h)]['mean']:.3f}"
+                             + (f" [{oracle[str(h)]:.3f}]" if oracle else "") for h in fixed["H"]))
+    print(f"   lowest per seed at H = {fixed['best_H_per_seed']}"
+          + (f", the oracle's at H = {fixed['best_H_oracle']}" if oracle else "")
+          + f" (M = {fixed['M']})"
+          + (f"; H = M is {ends[0] / middle:.0f}x and {ends[1] / middle:.0f}x below the ends"
+             if middle else ""))
+
 
 # %%
 def lowest_per_seed(trained):
@@ -125,8 +183,8 @@ if __name__ == "__main__":
     fixed = run.record({"fixed_budget": {
         "H": args.fixed_heads, "budget": args.queries * args.key_dim, "M": args.queries,
         "p": args.key_dim, "trained": trained, "best_H_per_seed": lowest_per_seed(trained)}})
-    run.figure(engine.plot_fixed_budget(fixed), "06g_fixed_budget")
-    engine.report_fixed_budget(fixed)
+    run.figure(plot_fixed_budget(fixed), "06g_fixed_budget")
+    report_fixed_budget(fixed)
     run.finish()
 
 # %% [markdown]

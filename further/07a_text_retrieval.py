@@ -30,7 +30,7 @@ sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson07 as engine                # lesson 07's sweeps' tables and figure
-from plumbing import Setting, int_list, positive_float, positive_int
+from helpers import Setting, int_list, positive_float, positive_int
 
 images = helpers.load_concept("07_real_data")       # its sweeps' shapes, settings, gains
 fixed_width = helpers.load_concept("07c_fixed_width")  # the fixed-width sweep and its part
@@ -305,9 +305,9 @@ def run_text(args):
             "accuracy": {}, "train_gain_with_heads": {}, "train_drop_with_T": {},
             "run_seconds": sum(r["seconds"] for r in results)}
     for sweep, by_h in sweeps.items():
-        rows = {(T, h): engine.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
+        rows = {(T, h): images.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
                 for T in lengths for h, (E, _) in by_h.items()}
-        text["accuracy"][sweep] = engine.tabulate(rows, by_h)
+        text["accuracy"][sweep] = images.tabulate(rows, by_h)
         text["train_gain_with_heads"][sweep] = images.gains_with_heads(rows, min(by_h), max(by_h))
         text["train_drop_with_T"][sweep] = {} if short == long else {
             str(h): {"from": short, "to": long, **helpers.paired_difference(

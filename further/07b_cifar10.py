@@ -24,7 +24,7 @@ import torch
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from plumbing import Setting, int_list, positive_float, positive_int
+from helpers import Setting, int_list, positive_float, positive_int
 
 from engine import lesson07 as engine  # lesson 07's sweeps, tables and Table 8
 
@@ -146,7 +146,7 @@ def refusals(args):
              for split, available in CIFAR10_IMAGES.items()]
             + [("--patch", args.patch <= CIFAR10_SIDE, f"at most the image side {CIFAR10_SIDE}",
                 None)]
-            + engine.frame_refusals(args.sides, CIFAR10_SIDE, args.patch)
+            + real_data.frame_refusals(args.sides, CIFAR10_SIDE, args.patch)
             + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
 
 
@@ -165,7 +165,7 @@ if __name__ == "__main__":
         try:
             cifar10 = load_cifar10(args.data_dir, args.n_train, args.n_valid)
         except ArchiveError as error:
-            plumbing.refuse("--data-dir", str(error))
+            helpers.refuse("--data-dir", str(error))
 
 # %% [markdown]
 # ## Both sweeps, beside Tables 8 and 9
@@ -213,8 +213,8 @@ def report_plan(planned):
 def report_table_8():
     """Table 8 as the paper prints it, and what our notes keep of Table 9."""
     print("[paper A, Table 8: CIFAR-10 training accuracy (%), mean; T = "
-          + ", ".join(map(str, engine.PAPER_T)) + "]")
-    for h, row in engine.PAPER_TABLE_8.items():
+          + ", ".join(map(str, real_data.PAPER_T)) + "]")
+    for h, row in real_data.PAPER_TABLE_8.items():
         print(f"   h = {h:<3}" + "".join(f"{value:7.1f}" for value in row))
     print(f"[paper A, Table 9: {PAPER_TABLE_9}]")
 
@@ -238,9 +238,9 @@ def plot_beside_table_8(result):
     """Training accuracy against h: Table 8, a grey line per T, and ours (when trained), a
     coloured line per sweep and T."""
     figure, axis = plt.subplots(figsize=(7, 4.5))
-    heads = list(engine.PAPER_TABLE_8)
-    for index, T in enumerate(engine.PAPER_T):
-        axis.semilogx(heads, [row[index] / 100 for row in engine.PAPER_TABLE_8.values()],
+    heads = list(real_data.PAPER_TABLE_8)
+    for index, T in enumerate(real_data.PAPER_T):
+        axis.semilogx(heads, [row[index] / 100 for row in real_data.PAPER_TABLE_8.values()],
                       ".:", color=plt.cm.Greys(0.35 + 0.15 * index),
                       label=f"paper A, Table 8, T = {T}")
     for sweep, style in (("fixed-head-dim", "o-"), ("fixed-width", "s--")):

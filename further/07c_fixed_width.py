@@ -17,7 +17,7 @@ sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson07 as engine
-from plumbing import Setting, positive_int
+from helpers import Setting, positive_int
 
 real = helpers.load_concept("07_real_data")  # the digits, the ViT, its training, its gains
 
@@ -30,7 +30,7 @@ def config(argv=None):
 
 def refusals(args):
     """Lesson 07's refusals, and a --width that some h divides when the fixed-width sweep runs."""
-    return (engine.frame_refusals(args.sides, real.DIGITS_SIDE, real.PATCH)
+    return (real.frame_refusals(args.sides, real.DIGITS_SIDE, real.PATCH)
             + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
 
 

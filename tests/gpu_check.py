@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import plumbing  # noqa: E402
+import helpers  # noqa: E402
+import torch  # noqa: E402
 from conftest import SCRIPTS  # noqa: E402  every lesson and study, in the order of the path
 
 QUICK_LIMIT_S = 120     # seconds for one file's --quick; the slowest takes under 30 on 2 CPU cores
@@ -63,7 +64,7 @@ def run(path, flags, out, device, limit):
 
 def check(args):
     """The three parts above; returns the report's numbers."""
-    scratch = plumbing.RUNS / "gpu_check"            # the runs' own files: git ignores runs/
+    scratch = helpers.RUNS / "gpu_check"            # the runs' own files: git ignores runs/
     chosen = [path for path in SCRIPTS if not args.only or path.stem in args.only]
     quick = [run(path, ["--quick"], scratch / "quick", args.device, QUICK_LIMIT_S)
              for path in chosen]
@@ -127,7 +128,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                         help="where the runs train (default: cuda)")
-    parser.add_argument("--out", type=Path, default=plumbing.RUNS,
+    parser.add_argument("--out", type=Path, default=helpers.RUNS,
                         help="folder that receives results/gpu_check.json (default: runs/)")
     parser.add_argument("--only", type=lambda text: text.split(","),
                         help="only these files' --quick, comma-separated stems (a dry run)")
@@ -136,16 +137,16 @@ def main(argv=None):
     if unknown:
         parser.exit(2, f"gpu_check.py: --only: no lesson or study named {unknown[0]!r} "
                        f"(the stems of 0*.py and further/0*.py, e.g. 02_multihead_model)\n")
-    if args.device == "cuda" and not plumbing.torch.cuda.is_available():
+    if args.device == "cuda" and not torch.cuda.is_available():
         parser.exit(2, "gpu_check.py: --device cuda: this machine has no CUDA device "
                        "(torch.cuda.is_available() is False)\n")
     started = time.perf_counter()
     numbers = check(args)
-    path = plumbing.save_results("gpu_check", numbers, args, time.perf_counter() - started,
+    path = helpers.save_results("gpu_check", numbers, args, time.perf_counter() - started,
                                  script="tests/gpu_check.py")
     markdown = path.with_suffix(".md")
     markdown.write_text(report(numbers), encoding="utf-8")
-    print(f"wrote {plumbing.shown_path(path)} and {plumbing.shown_path(markdown)}")
+    print(f"wrote {helpers.shown_path(path)} and {helpers.shown_path(markdown)}")
     return 0 if passed(numbers) else 1
 
 

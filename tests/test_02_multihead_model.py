@@ -82,7 +82,7 @@ def test_main_quick(quick_args):
     args = quick_args(model_file, "--D", "2", "--heads", "1,2", "--workers", "2")
     trained, result = engine.sweep(args, model_file.train_one,
                                    engine.base_run(args, model_file.RECIPE))
-    assert plumbing.first_non_finite(result) is None                # every number is finite
+    assert helpers.first_non_finite(result) is None                # every number is finite
     assert set(result["nmse"]["8"]) == {"1", "2"}
     assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
 
@@ -116,8 +116,8 @@ def test_the_lessons_drop_at_the_knee_and_its_printout(capsys):
     assert model_file.drop_at_the_knee(nmse, 4, "min") == pytest.approx({"8": 20, "32": 1})
     assert model_file.drop_at_the_knee(nmse, 4, "mean") == pytest.approx({"8": 15, "32": 2})
     paper = {"8": model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]}
-    engine.report_drops({"mean": model_file.drop_at_the_knee(nmse, 4, "mean")}, paper, 4)
-    assert "mean over seeds (T = 8, 32): 15x 2.0x [paper, Table 2: 11x]" in capsys.readouterr().out
+    model_file.report_drops({"mean": model_file.drop_at_the_knee(nmse, 4, "mean")}, paper, 4)
+    assert "mean over seeds: 15x 2x [paper, Table 2: 11x]" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flags, flag_name", [
@@ -157,7 +157,7 @@ def test_summarise_uses_the_sample_std_like_every_file():
 def test_every_run_of_a_changed_flag_gets_its_own_file_name(tmp_path):
     def name(*flags):
         args = model_file.config(["--out", str(tmp_path), *flags])
-        return plumbing.output_suffix(args, model_file.PARTS)
+        return helpers.output_suffix(args)
     assert name() == ""
     assert name("--D", "3") == "_D3" and name("--D", "3", "--steps", "4000") == "_D3_steps4000"
     assert name("--steps", "100") == "_steps100" and name("--lr", "3e-3") == "_lr0.003"
@@ -173,7 +173,7 @@ def test_directions_study_ratios_and_verdict_on_made_up_runs(quick_args, monkeyp
     def made_up(runs, workers, train, label, cost):
         return [dict(run, valid_nmse=factor[run["directions"]] * model_file.PAPER_TABLE_2[
             run["h"]][run["T"]] * (1 + 0.1 * (run["seed"] - 1))) for run in runs]
-    monkeypatch.setattr(plumbing, "run_sweep", made_up)
+    monkeypatch.setattr(helpers, "run_sweep", made_up)
     args = quick_args(directions, "--seeds", "3")
     result = directions.directions_study(args)
     assert result["steps"] == args.steps * directions.DIRECTION_STEP_FACTOR
@@ -204,7 +204,7 @@ def test_a_default_lives_in_one_place(tmp_path, monkeypatch):
     row = model_file.SETTINGS["lr"]
     assert model_file.RECIPE["lr"] == row.default
     monkeypatch.setitem(model_file.SETTINGS, "lr", row._replace(default=3e-3))
-    parser = plumbing.build_parser(model_file.SETTINGS)
+    parser = helpers.build_parser(model_file.SETTINGS)
     assert "(default: 0.003)" in next(a.help for a in parser._actions if a.dest == "lr")
     args = model_file.config(["--out", str(tmp_path)])
     assert args.lr == 3e-3 and "lr" not in args.changed               # the default, not a flag

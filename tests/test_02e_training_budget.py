@@ -1,4 +1,4 @@
-"""further/02e_training_budget.py and helpers.train_ensemble: stacked seeds train exactly as
+"""further/02e_training_budget.py and its train_ensemble: stacked seeds train exactly as
 separate runs do; the study's verdicts on hand-made rows; its quick run."""
 import math
 
@@ -34,7 +34,7 @@ def test_stacked_seeds_train_exactly_as_separate_runs(keep_best):
         alone.append((model, helpers.train_regression(model, train, valid, seed=seed,
                                                       **options)))
     stacked_models = [built(seed) for seed in SEEDS]
-    stacked = helpers.train_ensemble(stacked_models, SEEDS, train, valid, **options)
+    stacked = study.train_ensemble(stacked_models, SEEDS, train, valid, **options)
     for (model, one), together, member in zip(alone, stacked, stacked_models):
         assert one["selection"] == together["selection"]
         for key in ("valid_nmse", "last_valid_nmse", "train_nmse"):
@@ -58,7 +58,7 @@ def test_stacked_losses_are_each_seeds_own():
         recorded.append(helpers.fit(
             model, lambda step, model=model, batches=batches:
             torch.mean((model(x[batches[step]]) - y[batches[step]]) ** 2), steps=steps, lr=1e-2))
-    stacked = helpers.train_ensemble([built(seed) for seed in SEEDS], SEEDS, train, valid,
+    stacked = study.train_ensemble([built(seed) for seed in SEEDS], SEEDS, train, valid,
                                      steps=steps, batch_size=16, lr=1e-2)
     for alone, together in zip(recorded, stacked):
         torch.testing.assert_close(together["losses"], alone, rtol=1e-4, atol=1e-6)
@@ -67,7 +67,7 @@ def test_stacked_losses_are_each_seeds_own():
 def test_ensemble_refuses_a_non_finite_loss_with_the_names():
     train, valid = data()
     with pytest.raises(helpers.NonFiniteLoss, match="T=8 seed=0"):
-        helpers.train_ensemble([built(0), built(1)], [0, 1], train, valid, steps=200,
+        study.train_ensemble([built(0), built(1)], [0, 1], train, valid, steps=200,
                                batch_size=16, lr=1e30, names=["T=8 seed=0", "T=8 seed=1"])
 
 

@@ -8,7 +8,6 @@ import torch
 
 import helpers
 from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
-from engine import lesson03 as engine
 
 bounds = helpers.load_concept("03_bounds")
 
@@ -69,7 +68,7 @@ def test_the_printout_shows_the_cells_the_text_quotes(capsys):
     """Part a's printout of the committed run holds the beta = 10, 100 and 1000 cells of the
     shortest and longest T, as "What we saw" quotes them, and the fitted slopes."""
     committed = json.loads((ROOT / "results" / "03_bounds.json").read_text(encoding="utf-8"))
-    engine.report_upper_bound(committed, bounds.RATE_FROM_BETA)
+    bounds.report_upper_bound(committed)
     printed = capsys.readouterr().out
     assert "every error within its bound: True" in printed
     assert ("T = 8    beta=10: 2.8e-2 (3.7e-2)  beta=100: 2.8e-3 (3.7e-3)  "
@@ -94,12 +93,12 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("03_bounds", flags, flag_name)
 
 
-def test_parts_runs_only_what_it_names(tmp_path):
-    result = run_quick("03_bounds", tmp_path, "--parts", "b")
-    assert set(result) - RUN_KEYS == {"lower_bound"}
-    assert result["script"] == "03_bounds.py"                         # the file that ran
+def test_a_quick_run_records_both_parts_and_the_file_that_ran(tmp_path):
+    result = run_quick("03_bounds", tmp_path)
+    assert set(result) - RUN_KEYS == {"construction", "within_bound", "construction_rate",
+                                      "lower_bound"}
+    assert result["script"] == "03_bounds.py"
 
 
-@pytest.mark.parametrize("parts", ["a,e", "c"])
-def test_an_unknown_part_is_refused_with_one_line(parts):
-    assert_rejected("03_bounds", ["--parts", parts], "--parts")
+def test_a_lesson_has_no_parts_to_choose():
+    assert_rejected("03_bounds", ["--parts", "b"], "--parts")

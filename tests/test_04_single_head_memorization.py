@@ -56,10 +56,6 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
     assert_rejected("04_single_head_memorization", flags, flag_name)
 
 
-def test_parts_runs_only_what_it_names(tmp_path):
-    result = run_quick("04_single_head_memorization", tmp_path, "--parts", "a")
-    assert set(result) - RUN_KEYS == {"memorisation_exactness"}
-
-
-def test_an_unknown_part_is_refused_with_one_line():
-    assert_rejected("04_single_head_memorization", ["--parts", "c"], "--parts")
+def test_a_lesson_has_no_parts_to_choose():
+    """--parts is a study's flag (plumbing.config); a lesson runs whole."""
+    assert_rejected("04_single_head_memorization", ["--parts", "a"], "--parts")

@@ -16,14 +16,14 @@ low_rank = helpers.load_concept("05b_low_rank")
 def test_svd_truncation_is_exact_at_full_rank_and_has_rank_r():
     torch.manual_seed(0)
     head = saturation.SingleHead(dim=8, head_dim=5)
-    W_Q, W_K = helpers.truncate_qk(head.W_Q, head.W_K, 5)
+    W_Q, W_K = low_rank.truncate_qk(head.W_Q, head.W_K, 5)
     torch.testing.assert_close(W_Q.T @ W_K, head.W_Q.T @ head.W_K, rtol=1e-4, atol=1e-5)
     x, y = torch.randn(40, 9, 8), torch.randn(40)
     curve = low_rank.truncation_curve(head, (x, y), [1, 2, 5])
     assert curve[-1]["valid_nmse"] == pytest.approx(helpers.evaluate_nmse(head, (x, y)),
                                                     rel=1e-4)
     for rank in (1, 2, 4):
-        W_Q, W_K = helpers.truncate_qk(head.W_Q, head.W_K, rank)
+        W_Q, W_K = low_rank.truncate_qk(head.W_Q, head.W_K, rank)
         assert W_Q.shape == (rank, 8)
         assert int(torch.linalg.matrix_rank(W_Q.T @ W_K)) == rank
 

@@ -10,7 +10,6 @@ import torch
 import helpers
 import plumbing
 from conftest import RUN_KEYS, assert_rejected, run_quick
-from engine import lesson06 as engine
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,7 +95,7 @@ def test_the_tasks_targets_by_slow_loops():
 def test_paired_statistics_on_known_numbers():
     table = {"front-loaded": [1.0, 2.0, 3.0, 4.0, 5.0], "back-loaded": [2.0, 3.0, 4.0, 5.0, 6.0],
              "uniform": [1.0, 3.0, 2.0, 5.0, 4.0]}
-    result = engine.paired(table)
+    result = helpers.load_concept("06a_text_allocation").paired(table)   # 06a's pairs
     same = result["front-loaded - back-loaded"]
     assert same["mean"] == -1.0 and same["ci95"] == [-1.0, -1.0]   # constant difference
     assert same["verdict"] == "front-loaded better"

@@ -1,7 +1,7 @@
-"""07_real_data.py and engine/lesson07.py: placement and patches against loops, the digits
-split, the ViT, the presets, one progress line per group of runs, the summary's quoted --full
-numbers, and bad input. (The fixed-width sweep is tested in test_07c_fixed_width.py, the CIFAR-10
-reader in test_07b_cifar10.py.)"""
+"""07_real_data.py and engine/lesson07.py (its studies' sweeps): placement and patches
+against loops, the digits split, the ViT, the presets, one progress line per group of runs,
+the summary's quoted --full numbers, and bad input. (The fixed-width sweep is tested in
+test_07c_fixed_width.py, the CIFAR-10 reader in test_07b_cifar10.py.)"""
 import json
 import math
 from pathlib import Path
@@ -125,10 +125,10 @@ def test_the_presets_and_the_committed_runs_file_names(tmp_path):
     default = real.config(["--out", str(tmp_path)])
     assert (default.sides, default.steps, default.seeds) == ([16], 400, 2)
     both = real.config(["--sides", "8,16", "--steps", "600", "--out", str(tmp_path)])
-    assert plumbing.output_suffix(both, real.PARTS) == "_sides8-16_steps600"
+    assert helpers.output_suffix(both) == "_sides8-16_steps600"
     full = real.config(["--full", "--out", str(tmp_path)])
     assert (full.sides, full.steps, full.seeds) == ([8, 16], 1500, 5)
-    assert plumbing.output_suffix(full, real.PARTS) == "_full"
+    assert helpers.output_suffix(full) == "_full"
 
 
 def test_the_lesson_quotes_the_full_run_as_its_json_says():
@@ -141,12 +141,11 @@ def test_the_lesson_quotes_the_full_run_as_its_json_says():
         return f"{entry['mean']:+.3f} [{low:+.3f}, {high:+.3f}]"
 
     gains = full["train_gain_with_heads"]
-    for entry in (gains["fixed-head-dim"]["64"], gains["fixed-width"]["64"],
-                  gains["fixed-head-dim"]["16"]):
+    for entry in (gains["fixed-head-dim"]["64"], gains["fixed-width"]["64"]):
         assert quoted(entry) in text, quoted(entry)
     means = [f"{e['train']['mean']:.3f}" for e in full["accuracy"]["fixed-head-dim"]["64"].values()]
     assert ", ".join(means) in text
-    assert "47.8" in text and "95.1 %" in text and engine.PAPER_TABLE_8[8][0] == 95.1
+    assert "47.8" in text and "95.1 %" in text and real.PAPER_TABLE_8[8][0] == 95.1
 
 
 def test_the_figure_is_the_protocol_with_table_8(notebook_run):
@@ -155,5 +154,5 @@ def test_the_figure_is_the_protocol_with_table_8(notebook_run):
     matplotlib.use("agg")
     result = notebook_run("07_real_data")
     assert set(result["accuracy"]) == {"fixed-head-dim"}                 # one sweep: the protocol
-    labels = [line.get_label() for line in engine.plot_fixed_head_dim(result).axes[0].get_lines()]
+    labels = [line.get_label() for line in real.plot_fixed_head_dim(result).axes[0].get_lines()]
     assert "paper A, Table 8: CIFAR-10, T = 65" in labels

@@ -59,17 +59,17 @@ SCRIPTS = [path.stem for path in conftest.SCRIPTS]  # the lessons and the studie
 
 # Values a flag of this type must refuse, and the smallest value it must take.
 REFUSED = {
-    plumbing.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
-    plumbing.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
-    plumbing.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
-    plumbing.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
-    plumbing.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
+    helpers.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
+    helpers.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
+    helpers.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
+    helpers.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
+    helpers.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
     plumbing.path_list: ["", ",", "a.json,", "a.json,,b.json"],
     None: ["", "no-such-value"],                                   # plain strings (--device)
 }
-SMALLEST = {plumbing.positive_int: "1", plumbing.int_list: "1", plumbing.positive_float: "1e-9",
-            plumbing.float_list: "1e-9", plumbing.seed_int: "0"}
-SIZE_TYPES = (plumbing.positive_int, plumbing.int_list)
+SMALLEST = {helpers.positive_int: "1", helpers.int_list: "1", helpers.positive_float: "1e-9",
+            helpers.float_list: "1e-9", helpers.seed_int: "0"}
+SIZE_TYPES = (helpers.positive_int, helpers.int_list)
 
 KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05), or could
     "02d_variants": [["--total-width", "1", "--heads", "1,2"],
@@ -101,9 +101,10 @@ SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: 
 def flags_of(script):
     """[(flag, type)] of every option that takes a value, read from the script's parser."""
     module = helpers.load_concept(script)
-    parser = plumbing.build_parser(module.SETTINGS, parts=getattr(module, "PARTS", None))
-    return [(action.option_strings[-1], action.type) for action in parser._actions
-            if action.option_strings and action.nargs != 0 and action.dest != "help"]
+    parser = helpers.build_parser(module.SETTINGS)
+    flags = [(action.option_strings[-1], action.type) for action in parser._actions
+             if action.option_strings and action.nargs != 0 and action.dest != "help"]
+    return flags + ([("--parts", None)] if hasattr(module, "PARTS") else [])  # a study's
 
 
 def run(script, argv, out):
@@ -210,7 +211,7 @@ def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
         assert accepted or kind not in SMALLEST, f"{script} {flag} {value}: refused for good"
 
 
-NUMBER_TYPES = (plumbing.positive_float, plumbing.float_list)
+NUMBER_TYPES = (helpers.positive_float, helpers.float_list)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -264,10 +265,10 @@ def test_a_default_run_writes_where_git_does_not_look(script):
     """Every script writes under runs/ unless --out says otherwise, and git ignores runs/, so a
     student's run never changes the committed results or dirties the tree."""
     module = helpers.load_concept(script)
-    parser = plumbing.build_parser(module.SETTINGS)
-    assert parser.get_default("out") in (plumbing.RUNS, Path(__import__("os").environ.get(
-        "OUT", plumbing.RUNS)))
-    ignored = subprocess.run(["git", "check-ignore", "-q", str(plumbing.RUNS / "results" / "x")],
+    parser = helpers.build_parser(module.SETTINGS)
+    assert parser.get_default("out") in (helpers.RUNS, Path(__import__("os").environ.get(
+        "OUT", helpers.RUNS)))
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(helpers.RUNS / "results" / "x")],
                              cwd=ROOT)
     assert ignored.returncode == 0, "runs/ must be in .gitignore"
 
@@ -275,9 +276,9 @@ def test_a_default_run_writes_where_git_does_not_look(script):
 def test_a_quick_run_with_the_default_output_leaves_git_status_clean():
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
                             text=True, encoding="utf-8").stdout
-    written = plumbing.RUNS / "results" / "03_bounds_quick_parts_b.json"   # a partial run: its
-    written.unlink(missing_ok=True)                                          # own file name
-    done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--parts", "b"],
+    written = helpers.RUNS / "results" / "03_bounds_betas1-10_quick.json"  # a run of its own
+    written.unlink(missing_ok=True)                                         # file name
+    done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--betas", "1,10"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, encoding="utf-8")
     assert done.returncode == 0, done.stderr
     assert written.exists()

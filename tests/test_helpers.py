@@ -199,17 +199,18 @@ def test_standardised_split_uses_the_training_part_only():
 
 @pytest.mark.parametrize("n", [1, 2, 5, 8])
 def test_expected_minimum_against_every_subset(n):
+    seed_count = helpers.load_concept("02c_seed_count")           # study 02c's statistic
     """The closed form against the minimum of each of the C(n, k) subsets, ties included."""
     import itertools
     import statistics
     values = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0][:n]
     for k in range(1, n + 1):
         minima = [min(subset) for subset in itertools.combinations(values, k)]
-        found = helpers.expected_minimum(values, k)
+        found = seed_count.expected_minimum(values, k)
         assert found["mean"] == pytest.approx(statistics.fmean(minima))
         assert found["std"] == pytest.approx(statistics.pstdev(minima), abs=1e-12)
         assert (found["lowest"], found["highest"]) == (min(minima), max(minima))
-    assert helpers.expected_minimum(values, 1)["mean"] == pytest.approx(statistics.fmean(values))
-    assert helpers.expected_minimum(values, n)["mean"] == min(values)
+    assert seed_count.expected_minimum(values, 1)["mean"] == pytest.approx(statistics.fmean(values))
+    assert seed_count.expected_minimum(values, n)["mean"] == min(values)
     with pytest.raises(ValueError, match="k must be between 1"):
-        helpers.expected_minimum(values, n + 1)
+        seed_count.expected_minimum(values, n + 1)

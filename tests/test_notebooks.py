@@ -120,7 +120,7 @@ sys.path.insert(0, sys.argv[1])
 import matplotlib.pyplot, torch, helpers, plumbing
 def trains(*args, **kwargs):
     raise AssertionError("importing a file trained a model")
-helpers.fit = plumbing.run_sweep = trains
+helpers.fit = helpers.run_sweep = trains
 for stem in sys.argv[2:]:
     for loaded in [name for name in sys.modules if name[:2].isdigit()]:
         del sys.modules[loaded]                # each file afresh, with the files it loads

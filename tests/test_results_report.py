@@ -226,14 +226,19 @@ def written_names(command, folder, monkeypatch):
     written as <stem>_analysis_of_<replayed>."""
     import runpy
     import shlex
+    import helpers
     import plumbing
     words = shlex.split(command)
     assert words[0] == "python" and (ROOT / words[1]).is_file(), command
 
-    def named(run, stem, args, parts=None, variant="", named=(), script=None):
+    def study(run, stem, args, parts=None, variant="", named=(), script=None):
         raise Named(stem, stem + variant + plumbing.output_suffix(args, parts, named), args)
 
-    monkeypatch.setattr(plumbing.Run, "__init__", named)
+    def lesson(run, stem, args, variant="", named=(), script=None):
+        raise Named(stem, stem + variant + helpers.output_suffix(args, named), args)
+
+    monkeypatch.setattr(plumbing.Run, "__init__", study)
+    monkeypatch.setattr(helpers.Run, "__init__", lesson)
     monkeypatch.setattr(sys, "argv", [words[1], *words[2:], "--out", str(folder)])
     with pytest.raises(Named) as made:         # a flag the script lacks exits 2 instead
         runpy.run_path(str(ROOT / words[1]), run_name="__main__")

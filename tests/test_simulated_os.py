@@ -1,5 +1,7 @@
 """The lessons on Windows and macOS, simulated on Linux (tests/simulated_os.py): every lesson's
---quick and lesson 07's notebook run there, and give the numbers they give on Linux.
+--quick and lesson 07's notebook run there, and give the numbers they give on Linux. On macOS
+each lesson runs as a student who copied it out would run it: from a folder of its own holding
+it, helpers.py and the earlier lessons it loads, nothing else (standalone_copy).
 
 What differs there for this course is how new processes start: no fork on Windows, spawn as
 the default on macOS. A sweep's workers are new interpreters on every system (joblib's loky
@@ -7,6 +9,8 @@ starts them so, and sends a notebook's functions to them by value), and the exer
 fork there (tests/test_exercises.py runs it on the simulated systems)."""
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -39,18 +43,44 @@ CONSOLES = {"windows": "cp932",   # a Windows console in a Japanese code page: n
             "macos": "utf-8"}
 
 
+def loaded_lessons(path):
+    """The earlier lessons a lesson loads (helpers.load_concept), and those they load."""
+    names = re.findall(r'load_concept\("(0\d_\w+)"\)', path.read_text(encoding="utf-8"))
+    return {name for found in names for name in {found, *loaded_lessons(ROOT / f"{found}.py")}}
+
+
+def standalone_copy(lesson, folder):
+    """A folder of lesson's own holding it, helpers.py and the lessons it loads: what a student
+    who copies the lesson out needs, and all it may use. Returns the lesson's path there."""
+    folder.mkdir(parents=True)
+    for name in {lesson.stem, *loaded_lessons(lesson)}:
+        shutil.copy(ROOT / f"{name}.py", folder)
+    shutil.copy(ROOT / "helpers.py", folder)
+    return folder / lesson.name
+
+
 def start_lessons(system, out):
-    """Start every lesson's quick run, one after another in one process started as on `system`
-    (QUICK=1, as the notebooks the numbers are compared with), with its PATHS flags; its output
-    goes to out/stdout.txt and out/stderr.txt in its CONSOLES encoding. Returns the running
-    process."""
+    """Start every lesson's quick run, one after another, started as on `system` (QUICK=1, as
+    the notebooks the numbers are compared with), with its PATHS flags: on Windows all in one
+    process from the repository; on macOS each in a process of its own, from its standalone
+    copy. The output goes to out/stdout.txt and out/stderr.txt in its CONSOLES encoding.
+    Returns the running process."""
     out.mkdir(parents=True, exist_ok=True)
     flags = ["--out", str(out), *PATHS[system]]
-    driver = (f"import os, sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import simulated_os\n"
+    tests = str(ROOT / "tests")
+    if system == "macos":
+        lessons = [standalone_copy(path, out / "copies" / path.stem) for path in LESSONS]
+        run = (f"    subprocess.run([sys.executable, '-c', 'import sys; sys.path.insert(0, ' + "
+               f"repr({tests!r}) + '); import simulated_os; simulated_os.run_script(' + "
+               f"repr({system!r}) + ', ' + repr(lesson) + ', *' + repr({flags!r}) + ')'], "
+               f"cwd=os.path.dirname(lesson), check=True)\n")
+    else:
+        lessons = LESSONS
+        run = f"    simulated_os.run_script({system!r}, lesson, *{flags!r})\n"
+    driver = (f"import os, subprocess, sys; sys.path.insert(0, {tests!r}); import simulated_os\n"
               f"if hasattr(os, 'nice'):\n"
               f"    os.nice(19)   # in the background: the suite's own tests come first\n"
-              f"for lesson in {[str(path) for path in LESSONS]!r}:\n"
-              f"    simulated_os.run_script({system!r}, lesson, *{flags!r})\n")
+              f"for lesson in {[str(path) for path in lessons]!r}:\n" + run)
     environment = {key: value for key, value in os.environ.items() if key != "ARGS"}
     with open(out / "stdout.txt", "w", encoding="utf-8") as stdout, \
             open(out / "stderr.txt", "w", encoding="utf-8") as stderr:
@@ -85,6 +115,23 @@ def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
             payload = json.loads(written.read_text(encoding="utf-8"))
             assert numbers_of(payload) == numbers_of(notebook_run(lesson.stem)), (
                 system, lesson.stem)
+            figures = list((out / "figures").glob(f"{lesson.stem[:2]}_*_quick.png"))
+            assert figures, (system, lesson.stem)                 # and its figure
+
+
+def test_a_lesson_copied_out_loads_only_helpers_and_earlier_lessons(tmp_path):
+    """What the macOS run copies: each lesson with helpers.py and the lessons it loads, and
+    nothing of the repository's beside them (no study, plumbing.py or engine/)."""
+    for lesson in LESSONS:
+        copied = standalone_copy(lesson, tmp_path / lesson.stem)
+        names = sorted(path.name for path in copied.parent.iterdir())
+        assert "helpers.py" in names and all(name == "helpers.py" or name[:2].isdigit()
+                                             for name in names), names
+        for path in copied.parent.glob("0*.py"):
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"^\s*(import|from) (plumbing|engine)\b", text, re.M), path
+    assert loaded_lessons(ROOT / "04_single_head_memorization.py") == {
+        "01_retrieval_task", "02_multihead_model"}
 
 
 def simulated_notebook(system, stem, out):
