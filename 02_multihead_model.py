@@ -5,7 +5,7 @@
 # $h \ge D$ heads to retrieve the $D$ tokens of lesson 01's task; its error falls by orders of
 # magnitude at $h = D$ and, below $D$, grows with the sequence length $T$ (Fig. 1a, Table 2). We
 # build eq. 4's model and train it for $h = 1 \dots 5$ at $T = 8, 32, 128$ beside Table 2.
-# `python 02_multihead_model.py` (1 min 11 s on 2 cores).
+# `python 02_multihead_model.py` (1 min 50 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """02 · One attention layer with h heads, and the sharp drop of its error at h = D (paper A)."""
@@ -329,7 +329,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** Every line falls by an order of magnitude from $h = 3$ to $h = 4$ at
 # $T = 8$ and 32, and below $D$ the error grows with $T$, as in Fig. 1a. At $T = 128$ the drop
-# is shallow: one of the two $h = 4$ seeds stopped seven times above the other. The statistic
+# is shallow: one of the two $h = 4$ seeds stopped six times above the other. The statistic
 # the lesson exists for, the mean's drop at $T = 8$: 13× against Table 2's 11×.
 
 # %% [markdown]
@@ -337,7 +337,7 @@ if __name__ == "__main__":
 #
 # | claim | paper's number (its statistic) | ours (same statistic, default run) |
 # |---|---|---|
-# | the error drops at $h = D = 4$ (Table 2) | the mean falls 11×, 19×, 302× at $T = 8, 32, 128$ | 13×, 13×, 2.3× |
+# | the error drops at $h = D = 4$ (Table 2) | the mean falls 11×, 19×, 302× at $T = 8, 32, 128$ | 13×, 13×, 2.6× |
 # | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ | every mean at $h = 1, 2, 3$ |
 #
 # At $T = 32$ and 128 our drops are smaller: after 2,000 steps our errors at and above the knee

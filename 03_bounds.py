@@ -5,7 +5,7 @@
 # heads a D-retrieval task costs $C/\varepsilon^\gamma$ parameters whatever $T$, with $s < D$
 # heads at least $1/\varepsilon^{k}$ with $k$ linear in $T$. This lesson builds the upper bound's
 # layer by hand and checks its error bound at every $T$, then shows where the lower bound's
-# exponent says nothing; nothing trains. `python 03_bounds.py` (1.2 s on 2 cores).
+# exponent says nothing; nothing trains. `python 03_bounds.py` (2.0 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2)."""

@@ -5,7 +5,7 @@
 # head whose embedding is $Td$ wide (O(T)) can solve any D-retrieval task, because uniform
 # attention hands the whole sequence to the feed-forward block. This file builds that head by
 # hand, checks that it holds the sequence exactly, and trains it against one ordinary head and
-# h = D heads. `python 04_single_head_memorization.py` (1 min 17 s on 2 cores).
+# h = D heads. `python 04_single_head_memorization.py` (1 min 56 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """04 · Single-head memorisation: one head with a T*d-wide embedding (paper A, Theorem 2(3))."""

@@ -5,7 +5,7 @@
 # information and need the richer attention, later layers can be thinner. Its tasks are not in
 # our sources; ours are reconstructions: allocations at equal budgets on two tasks whose match
 # sits in different layers (study 06g spends one budget on heads against head dimension, §4).
-# `python 06_allocation.py` (1 min 7 s on 2 cores).
+# `python 06_allocation.py` (1 min 30 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """06 · Allocating attention heads and head dimensions across layers (paper B, Section 6)."""

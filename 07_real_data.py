@@ -5,7 +5,7 @@
 # images placed at random in a larger frame: training accuracy rises with the head count. This
 # lesson runs its protocol on scikit-learn's 8 × 8 digits (no download). The protocol fixes the
 # head dimension, so more heads also means a wider model; study 07c adds the control at a fixed
-# width. `python 07_real_data.py` (1 min 5 s on 2 cores)
+# width. `python 07_real_data.py` (1 min 23 s on 2 cores)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """07 · The head count on real data: digits at a random place in a larger frame."""
