@@ -5,7 +5,7 @@
 # heads; later layers see a saturated softmax and can use smaller head dimensions. It gives no
 # formula. This study writes one, `allocate(budget, n_layers, D)`, marks what supports each of its
 # rules, and reads each rule against the numbers of lesson 06's run and study 06g's.
-# `python further/06e_allocation_rules.py` (0.35 s on 2 cores: it trains nothing).
+# `python further/06e_allocation_rules.py` (0.41 s on 2 cores: it trains nothing).
 
 # %%
 """06e · allocate(budget, n_layers, D): paper B's allocation rule as a function, and its evidence."""

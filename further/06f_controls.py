@@ -7,7 +7,7 @@
 # lesson's errors would then be what the values alone predict). This study computes, with no
 # training, the best a hand-built assignment of $H$ heads reaches at each $H$ of 06g, and the
 # best a model reaches on the lesson's tasks without a match, at the settings of their runs, and
-# sets each beside that run's trained numbers. `python further/06f_controls.py` (0.44 s on 2 cores).
+# sets each beside that run's trained numbers. `python further/06f_controls.py` (0.49 s on 2 cores).
 
 # %%
 """06f · Lesson 06's controls: a hand-built oracle at a fixed budget, and a no-match baseline."""
