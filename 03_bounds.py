@@ -290,28 +290,15 @@ def plot_lower_bound(lower):
     return figure
 
 
-def sci(value):
-    """2.8e-2, 9.4e+0, as the pages write numbers (Python writes 2.8e-02)."""
-    mantissa, exponent = f"{value:.1e}".split("e")
-    return f"{mantissa}e{int(exponent):+d}"
-
-
-def report_upper_bound(upper):
-    """Whether every error is within its bound; the shortest and longest T; the rates."""
-    rows = upper["construction"]
-    lengths = sorted({row["T"] for row in rows})
-    print(f"a. every error within its bound: {upper['within_bound']}; worst error (bound):")
-    for seq_len in dict.fromkeys((lengths[0], lengths[-1])):
-        print(f"   T = {seq_len:<5}" + "  ".join(
-            f"beta={row['beta']:g}: {sci(row['max_error'])} ({sci(row['bound'])})"
-            for row in rows if row["T"] == seq_len and row["beta"] in PRINTED_BETAS))
-    print(f"   slope of log error against log beta (beta >= {RATE_FROM_BETA}): " + ", ".join(
-        f"T={T}: {slope:.2f}" for T, slope in upper["construction_rate"].items()))
-
-
 if __name__ == "__main__":
     run.figure(plot_upper_bound(upper), "03_construction")
-    report_upper_bound(upper)
+    print(f"a. every error within its bound: {upper['within_bound']}; worst error (bound):")
+    for T in sorted({min(args.construction_T), max(args.construction_T)}):
+        print(f"   T = {T:<5}" + "  ".join(f"beta={row['beta']:g}: {row['max_error']:.1e} "
+                                          f"({row['bound']:.1e})" for row in upper["construction"]
+                                          if row["T"] == T and row["beta"] in PRINTED_BETAS))
+    print(f"   slope of log error against log beta (beta >= {RATE_FROM_BETA}): " + ", ".join(
+        f"T={T}: {slope:.2f}" for T, slope in upper["construction_rate"].items()))
     run.figure(plot_lower_bound(lower), "03_lower_bound")
     print("b. lower-bound exponent k (k <= 0: the bound says nothing), T = "
           + ", ".join(map(str, LOWER_BOUND_T)))

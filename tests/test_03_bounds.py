@@ -1,13 +1,12 @@
-"""03_bounds.py: the hand-built model within its bound, k by hand, the printout of the
-committed run, the script."""
-import json
+"""03_bounds.py: the hand-built model within its bound, k by hand, the printout of the quick
+run, the script."""
 import math
 
 import pytest
 import torch
 
 import helpers
-from conftest import ROOT, RUN_KEYS, assert_rejected, run_quick
+from conftest import RUN_KEYS, assert_rejected, run_quick
 
 bounds = helpers.load_concept("03_bounds")
 
@@ -64,18 +63,15 @@ def test_fit_slope_recovers_a_power_law():
     assert helpers.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
 
 
-def test_the_printout_shows_the_cells_the_text_quotes(capsys):
-    """Part a's printout of the committed run holds the beta = 10, 100 and 1000 cells of the
-    shortest and longest T, as "What we saw" quotes them, and the fitted slopes."""
-    committed = json.loads((ROOT / "results" / "03_bounds.json").read_text(encoding="utf-8"))
-    bounds.report_upper_bound(committed)
-    printed = capsys.readouterr().out
-    assert "every error within its bound: True" in printed
-    assert ("T = 8    beta=10: 2.8e-2 (3.7e-2)  beta=100: 2.8e-3 (3.7e-3)  "
-            "beta=1000: 2.8e-4 (3.7e-4)") in printed
-    assert ("T = 1024 beta=10: 9.7e-2 (9.4e+0)  beta=100: 1.3e-2 (9.4e-1)  "
-            "beta=1000: 1.1e-3 (9.4e-2)") in printed
-    assert "T=1024: -0.94" in printed and "T=64: -1.17" in printed
+def test_the_printout_shows_the_worst_errors_of_the_shortest_and_longest_T(notebook_run):
+    """Part a's printout holds the beta = 10, 100 and 1000 cells of the shortest and longest T
+    and the fitted slopes, as the quick run computed them."""
+    result = notebook_run("03_bounds")
+    printed = "".join("".join(o.get("text", "")) for o in notebook_run.outputs["03_bounds"])
+    assert f"every error within its bound: {result['within_bound']}" in printed
+    row = next(r for r in result["construction"] if r["T"] == 64 and r["beta"] == 10)
+    assert f"beta=10: {row['max_error']:.1e} ({row['bound']:.1e})" in printed
+    assert f"T=64: {result['construction_rate']['64']:.2f}" in printed
 
 
 def test_main_quick(notebook_run):
