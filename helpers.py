@@ -37,7 +37,6 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import cloudpickle
 import joblib
 import numpy as np
 import scipy.special
@@ -900,9 +899,16 @@ def run_name(run):
 def parallel_results(engine, workers, train, queue, results):
     """(index, result) of the queue's runs as they finish, from joblib's processes (loky) or
     the Dask cluster. A worker or cluster that goes away ends the sweep with SweepFailed."""
+    picklers = []                      # Dask's cloudpickle, and joblib's own copy before 1.6
+    for pickler in ("cloudpickle", "joblib.externals.cloudpickle"):
+        try:
+            picklers.append(importlib.import_module(pickler))
+        except ImportError:
+            pass
     for name, module in list(sys.modules.items()):
         if name[:2].isdigit():         # load_concept's numbered files: no worker can import
-            cloudpickle.register_pickle_by_value(module)   # them by name, so they travel
+            for pickler in picklers:   # them by name, so they travel by value
+                pickler.register_pickle_by_value(module)
     try:
         if engine == "dask":
             yield from on_the_cluster(SCHEDULER["client"], train, queue)
