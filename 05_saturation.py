@@ -248,14 +248,14 @@ def error_tables(results, args):
             results, "valid_nmse", cap=cap, L=L, head_dim=d)) for d in args.head_dims}
             for L in args.L}
 
-    def mean_gain(cap):
+    def mean_gain(table):
         return {L: entry[str(small)]["mean"] - entry[str(rank)]["mean"]
-                for L, entry in errors(cap).items()}
+                for L, entry in table.items()}
 
-    caps = {f"{B:g}": B for B in args.caps}
-    return {"free": errors(None), "capped": {name: errors(B) for name, B in caps.items()},
-            "gain": {"free": mean_gain(None),
-                     "capped": {name: mean_gain(B) for name, B in caps.items()}},
+    free, capped = errors(None), {f"{B:g}": errors(B) for B in args.caps}
+    return {"free": free, "capped": capped,
+            "gain": {"free": mean_gain(free),
+                     "capped": {name: mean_gain(table) for name, table in capped.items()}},
             "rank": rank, "smallest_head_dim": small}
 
 

@@ -22,8 +22,6 @@ from pathlib import Path
 import helpers
 from helpers import Setting
 
-ROOT = helpers.ROOT
-
 # A side study's row: draw a committed run again from its JSON instead of training.
 REPLAY = Setting(None, ..., ..., Path, "draw this committed results file again instead of "
                  "training")
@@ -142,7 +140,7 @@ def with_replayed_inputs(record, root=None):
     covers what the run read (the code's check leaves results/ out)."""
     if not REPLAYED:
         return record
-    root = Path(root or ROOT)
+    root = Path(root or helpers.ROOT)
     inputs = {path: {"sha256": digest,
                      "as_committed": helpers.git(root, "ls-files", "--error-unmatch", path)
                      is not None

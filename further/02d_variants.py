@@ -64,7 +64,7 @@ SETTINGS = {
 PARTS = {"variants": (), "grid": (), "reversal": ()}  # the parts that draw the committed runs
 VARIANT_FLAGS = ("D", "total_width", "layers", "block", "directions", "select")  # named below
 CHECKPOINT_EVERY = 500  # steps between validation checkpoints with --select best
-RESULTS = plumbing.ROOT / "results"  # the committed runs, from the repository root or notebooks/
+RESULTS = helpers.ROOT / "results"  # the committed runs, from the repository root or notebooks/
 
 
 def config(argv=None):

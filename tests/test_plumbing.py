@@ -318,7 +318,7 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
 
 
 def test_printed_paths_hold_no_machine_prefix():
-    assert helpers.shown_path(plumbing.ROOT / "runs" / "results" / "x.json") == \
+    assert helpers.shown_path(helpers.ROOT / "runs" / "results" / "x.json") == \
         "runs/results/x.json"
 
 
