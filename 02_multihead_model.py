@@ -330,7 +330,8 @@ if __name__ == "__main__":
 # **What we saw.** Every line falls by an order of magnitude from $h = 3$ to $h = 4$ at
 # $T = 8$ and 32, and below $D$ the error grows with $T$, as in Fig. 1a. At $T = 128$ the drop
 # is shallow: the $h = 4$ mean lies far above its minimum, one seed far above the other. The statistic
-# the lesson exists for, the mean's drop at $T = 8$: 13× against Table 2's 11×.
+# the lesson exists for, the mean's drop at $T = 8$: 13× against Table 2's mean drop of 11×
+# (2 seeds, so no interval: a direction, not a separated difference).
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -293,8 +293,9 @@ if __name__ == "__main__":
 # b. Memorising generalises worse: its held-out error rises steeply with $T$ and passes 1 (no
 # better than the mean) from $T = 32$, while its training error stays far lower, the gap of
 # Remark B.1.1. It beats one ordinary head only at $T = 4$ (8.1e-3 against 1.7e-2; 2 seeds, no
-# interval). The h = D route is best at every $T$, but its error still grows with $T$ at this
-# training length, where Table 3's minima for the same model do not.
+# interval). The h = D route has the lowest minimum at every $T$ (2 seeds, no interval), but
+# its error still grows with $T$ at this training length, where Table 3's minima for the same
+# model do not.
 
 # %% [markdown]
 # ## Summary beside the paper

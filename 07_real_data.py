@@ -340,13 +340,13 @@ if __name__ == "__main__":
     run.finish()
 
 # %% [markdown]
-# **What we saw.** Training accuracy rises with every added head, as in Table 8, at lower
-# accuracies (other images, 2 layers, 400 steps); held-out digits rise too. Two seeds give no
-# useful interval: the printed one spans more than the gain. The committed `--full` run (5 seeds,
-# 1,500 steps; `results/07_real_data_full.json`, made when the lesson also trained study 07c's
-# fixed-width sweep) decides: from $h = 1$ to 8 at $T = 64$, **+0.281 [+0.231, +0.331]**.
-# Training accuracy after a fixed number of steps measures expressivity and ease of
-# optimisation together; we cannot tell them apart here.
+# **What we saw.** Mean training accuracy rises with every added head, as Table 8's means do,
+# at lower accuracies (other images, 2 layers, 400 steps); the held-out means rise too. Two
+# seeds give no useful interval: the printed one spans more than the gain. The committed
+# `--full` run (5 seeds, 1,500 steps; `results/07_real_data_full.json`, made when the lesson
+# also trained study 07c's fixed-width sweep) decides: from $h = 1$ to 8 at $T = 64$,
+# **+0.281 [+0.231, +0.331]**. Training accuracy after a fixed number of steps measures
+# expressivity and ease of optimisation together; we cannot tell them apart here.
 #
 # ## Summary beside the paper
 #
