@@ -12,12 +12,13 @@ load_concept), so it runs when copied out with it. Contents, in order of use:
     standardised_split                  (train, valid) with y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
-    fit                                 THE training loop: AdamW, warm-up/cosine, LossLog, step
+    fit                                 THE training loop: AdamW, warm-up/cosine, a loss check
     train_regression                    fit() on MSE mini-batches, held-out NMSE
     label_log_axis                      plain log-axis ticks
     Setting, config                     a lesson's settings table and its command line
     Run                                 its numbers, figures and results file (with provenance)
-    run_sweep                           many training runs: joblib's processes or a Dask cluster
+    run_sweep                           many training runs in joblib's processes (or on a Dask
+                                        cluster with --scheduler: cluster.py)
 """
 
 import argparse
@@ -47,9 +48,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parent
 
 
-# ----------------------------------------------------------------------------------------------
-# Importing an earlier concept
-# ----------------------------------------------------------------------------------------------
+# ==== Importing an earlier concept ============================================================
 def load_concept(name):
     """Import a numbered file such as "01_retrieval_task" (a name Python's `import` refuses):
     a lesson at the top of the repository, or a study in further/."""
@@ -72,9 +71,7 @@ def script_path(name):
     return lesson if lesson.exists() else ROOT / "further" / f"{name}.py"
 
 
-# ----------------------------------------------------------------------------------------------
-# Seeds
-# ----------------------------------------------------------------------------------------------
+# ==== Seeds ===================================================================================
 def seed_everything(seed):
     """Seed Python, NumPy and torch (CPU and CUDA); the same seed gives the same numbers on CPU."""
     random.seed(seed)
@@ -82,9 +79,7 @@ def seed_everything(seed):
     torch.manual_seed(seed)  # also seeds every CUDA device
 
 
-# ----------------------------------------------------------------------------------------------
-# Metric and parameter counting
-# ----------------------------------------------------------------------------------------------
+# ==== Metric and parameter counting ===========================================================
 def nmse(prediction, target):
     """Normalised MSE = MSE / Var(target) = 1 - R^2 (paper A, Appendix B.1).
 
@@ -100,9 +95,7 @@ def count_parameters(module):
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
-# ----------------------------------------------------------------------------------------------
-# Attention logits: one convention for every file
-# ----------------------------------------------------------------------------------------------
+# ==== Attention logits: one convention for every file =========================================
 def attention_logits(scores, scale, cap=None):
     """The logits that enter the softmax, from raw scores (W_Q x)^T (W_K y).
 
@@ -126,9 +119,7 @@ def attention_weights(scores, scale, cap=None, mask=None, bias=None):
     return logits.softmax(dim=-1)
 
 
-# ----------------------------------------------------------------------------------------------
-# The transformer block that lessons 06-07 and their studies stack
-# ----------------------------------------------------------------------------------------------
+# ==== The transformer block that lessons 06-07 and their studies stack ========================
 class Block(nn.Module):
     """Pre-LN block: n_heads heads of dimension head_dim, logits scaled by 1/sqrt(head_dim)."""
 
@@ -174,9 +165,7 @@ def causal_mask(seq_len):
     return torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
 
 
-# ----------------------------------------------------------------------------------------------
-# Statistics over seeds: one vocabulary for every file
-# ----------------------------------------------------------------------------------------------
+# ==== Statistics over seeds: one vocabulary for every file ====================================
 def standardised_split(x, y, n_train):
     """((x, y) train, (x, y) valid): the first n_train samples train; y is standardised with the
     training part's mean and (n - 1) std. NMSE is unchanged by an affine map of prediction and
@@ -233,9 +222,7 @@ def describe_difference(name, entry):
     return f"{name}: {entry['mean']:+.3f} [{low:+.3f}, {high:+.3f}] ({entry['verdict']})"
 
 
-# ----------------------------------------------------------------------------------------------
-# Training
-# ----------------------------------------------------------------------------------------------
+# ==== Training ================================================================================
 class NonFiniteLoss(RuntimeError):
     """Raised when the loss becomes NaN or infinite; the message names the run."""
 
@@ -261,40 +248,53 @@ def fit(model, loss_at, *, steps, lr, weight_decay=0.0, name="model", after_step
 
     loss_at(step) -> the scalar loss of that step's mini-batch (each caller draws its own
     batches); after_step(step), when given, runs after each optimiser step (e.g. to evaluate a
-    checkpoint). Every loss is kept on the model's device and checked by LossLog: a NaN or
-    infinity stops training with NonFiniteLoss naming the run, the step and the loss.
+    checkpoint). Every loss is kept on the model's device and checked every CHECK_EVERY steps:
+    a NaN or infinity stops training with NonFiniteLoss naming the run, the step and the loss.
     Returns the losses, [steps], on the model's device."""
     device = next(model.parameters()).device
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
-    losses = LossLog(steps, device, name, lr)
+    losses = torch.zeros(steps, device=device)
     model.train()
     for step in range(steps):
         loss = loss_at(step)
-        losses.record(step, loss)
+        losses[step] = loss.detach()
+        if (step + 1) % CHECK_EVERY == 0 or step + 1 == steps:
+            check_losses(losses, step, name, lr)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
         schedule.step()
         if after_step is not None:
             after_step(step)
-    return losses.losses
+    return losses
+
+
+# Checking a loss needs its value on the host, which makes a GPU wait for the step to finish:
+# one check per 100 steps instead of one per step keeps the GPU busy.
+CHECK_EVERY = 100
+
+
+def check_losses(losses, step, name, lr):
+    """NonFiniteLoss naming the first NaN or infinity among the last CHECK_EVERY losses up to
+    `step` (those before were checked already), its step and the peak learning rate."""
+    first = step - step % CHECK_EVERY
+    bad = (~torch.isfinite(losses[first: step + 1])).nonzero()              # one host sync
+    if len(bad):
+        at = first + int(bad[0])
+        raise NonFiniteLoss(f"{name}: loss became {float(losses[at])} at step {at} of training "
+                            f"on finite data (peak learning rate {lr:g}); the optimisation "
+                            f"diverged, a smaller --lr may help")
 
 
 def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
                      seed=0, name="model", evaluate_every=0, keep_best=False):
-    """Fit model(x) -> y with the MSE loss (fit()); return the held-out NMSE and its history.
+    """Fit model(x) -> y by fit() on MSE mini-batches (draw_batches); return the NMSEs.
 
-    evaluate_every > 0 records the validation NMSE every that many steps ("history"); with
-    keep_best the model ends with the weights of its best recorded checkpoint ("selection":
-    "best_checkpoint", else "last"). The validation set is read for nothing else: training
-    draws the same batches and takes the same steps either way.
-
-    train, valid: tuples (x [n, ...], y [n]) already on the model's device.
-    Mini-batches are drawn with replacement from a seeded CPU generator, all at once before the
-    first step (draw_batches). Non-finite data stop training before step 0 with NonFiniteLoss
-    naming the run.
-    """
+    train, valid: (x [n, ...], y [n]) on the model's device. evaluate_every > 0 records the
+    validation NMSE every that many steps ("history"); keep_best then ends with the best
+    checkpoint's weights ("selection"). The validation set is read for nothing else: training
+    takes the same batches and steps either way."""
     x_train, y_train = train
     check_finite_data(name, train, valid)
     batches = draw_batches(len(y_train), steps, batch_size, seed, y_train.device)  # [steps, B]
@@ -337,36 +337,6 @@ def check_finite_data(name, train, valid):
                                 f"(before step 0)")
 
 
-class LossLog:
-    """The loss of every step, kept on the model's device and checked every `every` steps.
-
-    Checking a loss needs its value on the host, which makes a GPU wait for the step to finish;
-    one check per 100 steps instead of one per step keeps the GPU busy. The check finds the
-    first non-finite loss, so the message names the exact step and value.
-    """
-
-    def __init__(self, steps, device, name, lr, every=100):
-        self.losses = torch.zeros(steps, device=device)
-        self.steps, self.name, self.lr, self.every, self.checked = steps, name, lr, every, 0
-
-    def record(self, step, loss):
-        self.losses[step] = loss.detach()
-        if (step + 1) % self.every == 0 or step + 1 == self.steps:
-            recent = self.losses[self.checked: step + 1]
-            bad = (~torch.isfinite(recent)).nonzero()                      # one host sync
-            if len(bad):
-                first = self.checked + int(bad[0])
-                raise NonFiniteLoss(diverged(self.name, float(self.losses[first]), first,
-                                             self.lr))
-            self.checked = step + 1
-
-
-def diverged(name, loss, step, lr):
-    """The message for a non-finite loss on finite data: what is known, and one likely cause."""
-    return (f"{name}: loss became {loss} at step {step} of training on finite data "
-            f"(peak learning rate {lr:g}); the optimisation diverged, a smaller --lr may help")
-
-
 @torch.no_grad()
 def evaluate_nmse(model, data, batch_size=4096):
     """NMSE of model on (x, y), evaluated in chunks without gradients."""
@@ -387,9 +357,7 @@ def label_log_axis(axis, values, which="x"):
     target.set_minor_formatter(ticker.NullFormatter())
 
 
-# ----------------------------------------------------------------------------------------------
-# A lesson's command line: its settings table, one flag per row
-# ----------------------------------------------------------------------------------------------
+# ==== A lesson's command line: its settings table, one flag per row ===========================
 # Every numbered file declares its settings at its top, one row each, with its default, --quick
 # and --full values side by side (`...`: as the default). config() turns each row into its flag,
 # parses the command line and fills every flag left unset from the chosen preset.
@@ -510,14 +478,13 @@ def build_parser(settings, description="", full="the paper's scale"):
 
 
 def config(settings, argv=None, description="", full="the paper's scale", refusals=None,
-           notebook_args="", parser=None):
+           parser=None):
     """Parse the flags, then fill every flag left unset from the preset's column: --quick,
     --full or the default (QUICK=1 selects the quick one too). args.changed lists the settings
     that differ from the preset (Run names the files after them). refusals(args) -> [(flag,
     accepted, why not, smallest accepted or None)]: the first not accepted ends the run in one
-    line. notebook_args: a notebook's flags when $ARGS is unset; parser: build_parser's, with
-    a study's own flags added."""
-    argv = cli_argv(notebook_args) if argv is None else argv
+    line. parser: build_parser's, with a study's own flags added."""
+    argv = cli_argv() if argv is None else argv
     parser = parser or build_parser(settings, description, full)
     args = parser.parse_args(argv)
     args.argv = list(argv)                  # the flags as typed, for the provenance
@@ -540,7 +507,7 @@ def config(settings, argv=None, description="", full="the paper's scale", refusa
         refuse("--device", str(error))
     check_out(args.out)
     if args.scheduler:
-        connect(args.scheduler)
+        dask_path().connect(args.scheduler)
     for flag in ("n_train", "n_valid"):   # NMSE divides by a variance, standardising by a std
         if getattr(args, flag, 2) < 2:
             refuse("--" + flag.replace("_", "-"), f"a variance needs at least two samples, "
@@ -592,9 +559,7 @@ def cli_argv(notebook_args=""):
     return shlex.split(os.environ.get("ARGS") or notebook_args)
 
 
-# ----------------------------------------------------------------------------------------------
-# A lesson's run: its numbers, figures and results file, with where they come from
-# ----------------------------------------------------------------------------------------------
+# ==== A lesson's run: its numbers, figures and results file, with where they come from ========
 RUNS = ROOT / "runs"              # the default --out, which git ignores
 RUN_OUTPUTS = ("results", "figures", "notebooks")   # what runs write: results, not code
 NOT_IN_FILE_NAMES = {"workers", "scheduler", "data_dir"}   # where a run goes, not what it is
@@ -609,12 +574,12 @@ class Run:
     Run(stem, args) prints the device and starts the clock; record(numbers) keeps numbers for
     the JSON; figure(figure, name) saves a PNG (and shows it in a notebook); finish() writes
     results/<stem><suffix>.json with the wall time and the provenance. The suffix says what
-    differs from the default run (`_full`, `_steps100`, or the file's `variant`)."""
+    differs from the default run (`_full`, `_steps100`)."""
 
-    def __init__(self, stem, args, variant="", named=(), script=None):
+    def __init__(self, stem, args, script=None):
         self.stem, self.args, self.numbers = stem, args, {}
         self.script = Path(script or script_path(stem))
-        self.suffix = variant + output_suffix(args, named)
+        self.suffix = output_suffix(args)
         provenance()                    # the code as the run starts, not as it ends
         self.invocation = {"command": command_line(self.script, getattr(args, "argv", [])),
                            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
@@ -803,14 +768,11 @@ def stop_in_one_line(kind, error, trace):
         sys.__excepthook__(kind, error, trace)
 
 
-# ----------------------------------------------------------------------------------------------
-# Sweeps: many independent training runs, in joblib's worker processes or on a Dask cluster
-# ----------------------------------------------------------------------------------------------
+# ==== Sweeps: many training runs, in joblib's processes (on a Dask cluster: cluster.py) ========
 class SweepFailed(RuntimeError):
     """A run of a sweep raised, or the process or cluster training it went away."""
 
 
-SCHEDULER = {"client": None}   # the Dask client of --scheduler, else None
 SWEEPS = []                    # where this run's sweeps trained, for the provenance
 
 
@@ -851,19 +813,12 @@ def run_sweep(runs, workers, train, label, cost, group=None):
 def sweep_engine(device, workers):
     """Where a sweep's runs train: ("here" | "loky" | "dask", where in a few words for the
     provenance, the line that says so)."""
-    client = SCHEDULER["client"]
     if device != "cpu":
         return "here", f"this process, on {device}", \
             f"the runs go one after another on {device}, in this process"
-    if client is not None:
-        address, threads = client.scheduler.address, client.nthreads()   # {worker: threads}
-        if any(count != 1 for count in threads.values()):
-            refuse("--scheduler", f"the workers at {address} run {sorted(set(threads.values()))} "
-                                  f"threads each; start them with --nthreads 1, so that each "
-                                  f"run trains alone on its thread")
-        return "dask", f"the Dask cluster at {address}, {len(threads)} workers", \
-            f"the runs train on the Dask cluster at {address} ({len(threads)} workers), " \
-            f"one thread each"
+    cluster = sys.modules.get("cluster")     # imported by --scheduler (dask_path)
+    if cluster is not None and cluster.CLIENT["client"] is not None:
+        return ("dask", *cluster.engine())
     if workers == 1:
         return "here", "this process, one thread", \
             "the runs go one after another in this process, on one thread"
@@ -911,7 +866,7 @@ def parallel_results(engine, workers, train, queue, results):
                 pickler.register_pickle_by_value(module)
     try:
         if engine == "dask":
-            yield from on_the_cluster(SCHEDULER["client"], train, queue)
+            yield from sys.modules["cluster"].on_the_cluster(train, queue)
             return
         with joblib.parallel_config(backend="loky", n_jobs=workers, inner_max_num_threads=1,
                                     max_nbytes=None):
@@ -928,31 +883,13 @@ def parallel_results(engine, workers, train, queue, results):
                           f"{run_name(waiting[0]) if waiting else 'none'}") from None
 
 
-def connect(address, seconds=10):
-    """The Dask client of the scheduler at address, kept for every sweep; --scheduler is
-    refused in one line when Dask is missing or nothing answers within `seconds`."""
+def dask_path():
+    """cluster.py, the Dask path beside this file, imported only for --scheduler."""
     try:
-        from distributed import Client
+        import cluster
     except ImportError:
-        refuse("--scheduler", "Dask is not installed: pip install -r requirements-cluster.txt")
-    try:
-        SCHEDULER["client"] = Client(address, timeout=f"{seconds}s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as error:
-        refuse("--scheduler", f"no Dask scheduler answered at {address} within {seconds} s "
-                              f"({type(error).__name__})")
-    return SCHEDULER["client"]
-
-
-def on_the_cluster(client, train, queue, wait_s=600):
-    """(index, result) of the queue's runs as they finish on the Dask cluster, submitted
-    costliest first; waits up to wait_s for a first worker (a batch job may be queued)."""
-    from distributed import as_completed
-    client.wait_for_workers(1, timeout=wait_s)
-    with client.as_current():
-        futures = [client.submit(trained, train, item, pure=False, priority=-position)
-                   for position, item in enumerate(queue)]
-        for future in as_completed(futures):
-            yield future.result()
+        refuse("--scheduler", "cluster.py, the course's Dask path, is not beside helpers.py")
+    return cluster
 
 
 def live_output():

@@ -49,7 +49,8 @@ def config(settings, argv=None, description="", parts=None, full="the paper's sc
     if parts is not None:
         parser.add_argument("--parts", help=f"only these parts, comma-separated, each with the "
                                             f"parts it needs: {','.join(parts)} (default: all)")
-    args = helpers.config(settings, argv, notebook_args=notebook_args, parser=parser)
+    argv = helpers.cli_argv(notebook_args) if argv is None else argv
+    args = helpers.config(settings, argv, parser=parser)
     if parts is not None:
         args.parts = chosen_parts(parts, args.parts)
     if refusals is not None:
@@ -84,7 +85,7 @@ class Run(helpers.Run):
     committed file."""
 
     def __init__(self, stem, args, parts=None, variant="", named=(), script=None):
-        super().__init__(stem, args, variant, named, script)
+        super().__init__(stem, args, script)
         self.suffix = variant + output_suffix(args, parts, named)
         REPLAYED.clear()  # the results files this run reads, from here on
 

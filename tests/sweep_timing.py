@@ -142,10 +142,11 @@ def dask_overhead(args):
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None) as cluster:
         overhead["cluster_start_s"] = time.perf_counter() - started
-        helpers.connect(cluster.scheduler_address)
+        dask_path = helpers.dask_path()
+        dask_path.connect(cluster.scheduler_address)
         overhead["dask"] = cost_per_run(args.noop_runs, 2)
-        helpers.SCHEDULER["client"].close()
-        helpers.SCHEDULER["client"] = None
+        dask_path.CLIENT["client"].close()
+        dask_path.CLIENT["client"] = None
     return overhead
 
 

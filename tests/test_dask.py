@@ -5,11 +5,13 @@ address is refused in one line, and a cluster that goes away mid-sweep ends it i
 A distributed.LocalCluster of 2 worker processes on the loopback address stands in for a
 cluster of machines (requirements-cluster.txt installs Dask; CI installs it too)."""
 import contextlib
+import sys
 import threading
 import time
 
 import pytest
 
+import cluster as dask_path
 import conftest
 import helpers
 from test_plumbing import stops_in_one_line
@@ -28,7 +30,7 @@ def cluster():
     try:
         yield cluster
     finally:
-        client, helpers.SCHEDULER["client"] = helpers.SCHEDULER["client"], None
+        client, dask_path.CLIENT["client"] = dask_path.CLIENT["client"], None
         for closing in ([client.close] if client else []) + [cluster.close]:
             with contextlib.suppress(Exception):
                 closing()
@@ -48,13 +50,13 @@ def test_a_lesson_s_quick_sweep_gives_on_a_cluster_the_numbers_it_gives_here(clu
     del there["config"]["scheduler"], here["config"]["scheduler"]
     assert numbers_of(here) == numbers_of(there)
     assert numbers_of(here)["nmse"]   # the runs' numbers are among those compared
-    helpers.SCHEDULER["client"] = None          # the next runs of this process train here
+    dask_path.CLIENT["client"] = None          # the next runs of this process train here
 
 
 def test_an_address_where_no_scheduler_answers_is_refused_in_one_line(capsys):
     started = time.perf_counter()
     with pytest.raises(SystemExit) as stop:
-        helpers.connect("tcp://127.0.0.1:9", seconds=1)   # the discard port: nothing listens
+        dask_path.connect("tcp://127.0.0.1:9", seconds=1)   # the discard port: nothing listens
     said = capsys.readouterr().err
     assert stop.value.code == 2 and said.count("\n") == 1
     assert "--scheduler" in said and "no Dask scheduler answered at tcp://127.0.0.1:9" in said
@@ -64,11 +66,20 @@ def test_an_address_where_no_scheduler_answers_is_refused_in_one_line(capsys):
 def test_the_flag_and_the_environment_variable_connect(monkeypatch, tmp_path):
     """--scheduler connects before any work; $DASK_SCHEDULER is its default (a notebook's)."""
     asked = []
-    monkeypatch.setattr(helpers, "connect", asked.append)
+    monkeypatch.setattr(dask_path, "connect", asked.append)
     helpers.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
     monkeypatch.setenv("DASK_SCHEDULER", "tcp://10.0.0.2:8786")
     helpers.config({}, ["--out", str(tmp_path)])
     assert asked == ["tcp://10.0.0.1:8786", "tcp://10.0.0.2:8786"]
+
+
+def test_a_lesson_copied_out_without_cluster_py_refuses_the_flag_in_one_line(monkeypatch,
+                                                                             tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "cluster", None)       # import cluster now fails
+    with pytest.raises(SystemExit) as stop:
+        helpers.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
+    said = capsys.readouterr().err
+    assert stop.value.code == 2 and said.count("\n") == 1 and "cluster.py" in said
 
 
 def slow(run):
@@ -80,7 +91,7 @@ def slow(run):
 def test_a_cluster_that_goes_away_mid_sweep_ends_it_in_one_line(cluster):
     """Runs the module's last: it closes the cluster half a second into a sweep of 2-second
     runs."""
-    helpers.connect(cluster.scheduler_address)
+    dask_path.connect(cluster.scheduler_address)
     runs = [dict(wait=2, device="cpu", index=index) for index in range(6)]
     threading.Timer(0.5, cluster.close).start()
     assert "runs unfinished, among them" in stops_in_one_line(runs, slow)
@@ -94,7 +105,7 @@ def test_workers_of_more_than_one_thread_are_refused_in_one_line(monkeypatch, ca
         def nthreads(self):
             return {"tcp://10.0.0.2:1": 1, "tcp://10.0.0.3:1": 4}
 
-    monkeypatch.setitem(helpers.SCHEDULER, "client", Client())
+    monkeypatch.setitem(dask_path.CLIENT, "client", Client())
     with pytest.raises(SystemExit) as stop:
         helpers.sweep_engine("cpu", 2)
     said = capsys.readouterr().err

@@ -85,14 +85,17 @@ def test_batches_drawn_at_once_equal_one_draw_per_step():
 
 
 @pytest.mark.parametrize("bad_step", [0, 37, 99, 100, 249])
-def test_loss_log_names_the_first_non_finite_step(bad_step):
-    log = helpers.LossLog(250, "cpu", "run", 1e-2)
+def test_the_loop_names_the_first_non_finite_step(bad_step):
+    """fit() checks the losses once per CHECK_EVERY steps, yet names the first bad one."""
+    model = torch.nn.Linear(1, 1)
+
+    def loss_at(step):
+        return model.weight.sum() * 0 + (math.nan if step >= bad_step else 1.0)
+
     with pytest.raises(helpers.NonFiniteLoss, match=f"loss became nan at step {bad_step} "):
-        for step in range(250):
-            log.record(step, torch.tensor(math.nan if step >= bad_step else 1.0))
-    log = helpers.LossLog(250, "cpu", "run", 1e-2)
-    for step in range(250):
-        log.record(step, torch.tensor(1.0))                                   # no false alarm
+        helpers.fit(model, loss_at, steps=250, lr=1e-2, name="run")
+    helpers.fit(torch.nn.Linear(1, 1), lambda step: torch.tensor(1.0, requires_grad=True),
+                steps=250, lr=1e-2)                                          # no false alarm
 
 
 def test_best_checkpoint_reads_the_validation_set_only_to_select():
