@@ -155,8 +155,7 @@ def construction_bound(subset_size, seq_len, beta):
 
 
 # %% [markdown]
-# The check: at each $T$, draw random sequences, retrieve with the hand-built layer at each
-# $\beta$, and keep the worst error over the sequences beside its bound.
+# The check: the worst error over random sequences at each $T$ and $\beta$, beside its bound.
 
 # %%
 def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUCTION_DIM):
@@ -177,11 +176,10 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 
 
 # %% [markdown]
-# The run: 500 sequences at each of eight $T$ from 8 to 1024 and ten $\beta$ from 1 to 1000. Its
-# rate in $\beta$ at each $T$ is the slope of log error against log $\beta$ over $\beta \ge 10$
-# (`helpers.fit_slope`; 1/β is −1). The figure draws the worst error (solid) and its bound
-# (dashed) against $\beta$, one colour per $T$; the printout gives the shortest and the longest
-# $T$ at $\beta$ = 10, 100 and 1000, and the rates.
+# The run: 500 sequences at each of eight $T$ from 8 to 1024 and ten $\beta$ from 1 to 1000;
+# the rate in $\beta$ is the slope of log error against log $\beta$ over $\beta \ge 10$
+# (`helpers.fit_slope`; 1/β gives −1). The figure: worst error (solid) and bound (dashed)
+# against $\beta$, a colour per $T$.
 
 # %%
 RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large end)
@@ -237,10 +235,8 @@ def case_name(s, D, n):
 
 
 # %% [markdown]
-# The table: $k$ from $T$ = 16 to 4096 for five $(s, D, n)$ — the paper's $D = 4$, $n = 8$ with
-# $s = 3$, 2 and 1, and two small cases — and the first $T$ with $k > 0$. The figure shades the
-# vacuous region $k \le 0$, dots the paper's longest $T$ = 128 and dashes the upper bound's
-# $\gamma = 2$.
+# The table: $k$ from $T$ = 16 to 4096 for five $(s, D, n)$, and the first $T$ with $k > 0$.
+# The figure shades the vacuous region $k \le 0$ and dashes the upper bound's $\gamma = 2$.
 
 # %%
 LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # the lengths where k is tabulated
