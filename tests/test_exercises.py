@@ -4,6 +4,7 @@ stripper refuses bad markers and leaves no solution line behind."""
 import contextlib
 import importlib.util
 import io
+import json
 import math
 import os
 import runpy
@@ -890,3 +891,29 @@ def test_a_nan_q_is_named_and_a_tighter_true_entropy_floor_is_told_apart(capsys)
     assert "a true floor, tighter than the lemma's" in capsys.readouterr().out
     assert checks.ex05_entropy_floor(lambda B, L: 0.99) == "not yet"        # not a floor at all
     assert "tighter" not in capsys.readouterr().out
+
+
+def test_the_checks_hold_expected_values_not_solutions():
+    """2.3, 5.3 and 7.3 compare with values check.py holds for fixed inputs; recomputed here by
+    slow, obvious loops, and no function of check.py computes an answer from a student's input."""
+    checks = check_module("check_expected")
+    mechanism = json.loads((ROOT / "results" / "02f_attention_maps.json")
+                           .read_text(encoding="utf-8"))["mechanism"]
+    for h, expected in checks.COMMITTED_MAPS_COVER.items():
+        rows = mechanism[h]["attention_on_targets"]
+        assert expected == len({row.index(max(row)) for row in rows})
+    assert set(checks.COMMITTED_MAPS_COVER) == set(mechanism)
+    for rows, query_part, context_part, _ in checks.VARIANCE_SPLITS:
+        means = [sum(row) / len(row) for row in rows]
+        grand = sum(means) / len(means)
+        assert math.isclose(query_part, sum((m - grand) ** 2 for m in means) / len(means))
+        spreads = [sum((v - m) ** 2 for v in row) / len(row) for row, m in zip(rows, means)]
+        assert math.isclose(context_part, sum(spreads) / len(spreads))
+    for seed, shares in checks.MADE_UP_SHARES.items():
+        gains = checks._made_up_gains(seed)["train_gain_with_heads"]
+        for T, share in shares.items():
+            a = gains["fixed-head-dim"][T]["per_seed"]
+            b = gains["fixed-width"][T]["per_seed"]
+            assert math.isclose(share, sum(x - y for x, y in zip(a, b)) / sum(a), rel_tol=1e-9)
+        assert set(shares) == set(gains["fixed-head-dim"])
+    assert not any(hasattr(checks, name) for name in ("_width_shares",))
