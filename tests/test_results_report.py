@@ -22,7 +22,7 @@ import build  # noqa: E402  (web/build.py: the ids GitHub and the site give head
 REPORT = ROOT / "RESULTS.md"
 RESULTS = sorted((ROOT / "results").glob("*.json"))
 VERDICTS = ("reproduced", "partly", "not reproduced", "not shown", "consistent",
-            "not testable here")
+            "not testable here", "not run here")
 
 
 def table_after(heading):
