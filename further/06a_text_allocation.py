@@ -60,7 +60,7 @@ PARTS = {"a": (), "b": ("a",)}  # b cuts the heads of a's trained models
 # the notebook draws the committed run: this study's models at the default, with 06b's and 06c's
 NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
 DEFAULT_RUN = "06a_06b_06c_replayed.json"   # the default run the notebook draws
-FULL_RUN = "06_allocation_full.json"        # 06's --full run, with this study's models at full scale
+FULL_RUN = "06a_text_allocation_full.json"  # this study's --full run
 
 TEXT_LR = 1e-2            # part a: AdamW's peak learning rate for the character models
 TEXT_WEIGHT_DECAY = 0.01  # part a: AdamW's weight decay for the character models
@@ -514,20 +514,19 @@ if __name__ == "__main__" and "b" in args.parts:
 # %% [markdown]
 # ## The reference run
 #
-# `results/06_allocation_full.json` holds a `--full` run of lesson 06 together with this study's
-# models at full scale (what `python further/06a_text_allocation.py --full` trains; 22 min 49 s
-# for both), drawn again by `python further/06a_text_allocation.py --replay
-# results/06_allocation_full.json` and by the notebook in the cell below, into
-# `figures/06a_text_allocation_full.png` and `figures/06_rank_by_layer_full.png`. It settles
-# what 1,000 steps could not:
+# `results/06a_text_allocation_full.json` holds this study's `--full` run (`python
+# further/06a_text_allocation.py --full`; 13 min 32 s on 2 cores), drawn again by `python
+# further/06a_text_allocation.py --replay results/06a_text_allocation_full.json` and by the
+# notebook in the cell below, into `figures/06a_text_allocation_full.png` and
+# `figures/06_rank_by_layer_full.png`. It settles what 1,000 steps could not:
 #
 # - **a** (5 seeds, 3,000 steps, all 465,126 characters): uniform 1.999, front-loaded 1.993,
-#   back-loaded 2.061, last 3 characters 2.096 bits per character. **Uniform − limited −0.096
-#   [−0.123, −0.070]** (the full models better): with 3,000 steps, 5 seeds and the whole text (the
+#   back-loaded 2.057, last 3 characters 2.094 bits per character. **Uniform − limited −0.095
+#   [−0.129, −0.061]** (the full models better): with 3,000 steps, 5 seeds and the whole text (the
 #   default: 1,000 steps, 3 seeds, 400,000 characters), the full models do use more than three
-#   characters of context. Front − back −0.068 [−0.087, −0.048] favours front-loading, but
-#   front − uniform −0.007 [−0.041, +0.028] shows no clear difference.
-# - **b**: rank 1, last layer − first, −0.059 [−0.189, +0.071]: still no clear difference.
+#   characters of context. Front − back −0.064 [−0.083, −0.045] favours front-loading, but
+#   front − uniform −0.006 [−0.041, +0.029] shows no clear difference.
+# - **b**: rank 1, last layer − first, −0.059 [−0.190, +0.071]: still no clear difference.
 
 # %%
 if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_RUN:
@@ -542,9 +541,9 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #
 # | claim | paper B | ours: default [`--full`] | where we differ |
 # |---|---|---|---|
-# | the allocation matters at an equal budget (§6) | no number in our sources | front − back −0.178 [−0.367, +0.011], no clear difference [−0.068 [−0.087, −0.048], front-loaded better] | only the longer run separates them, and front-loading does not beat uniform |
-# | the models use their context (our control, not the paper's) | — | uniform − last 3 characters +0.154 [+0.042, +0.267], the control better [−0.096 [−0.123, −0.070], the full models better] | at 1,000 steps the full models do not yet use more than 3 characters |
-# | later layers tolerate a smaller rank (§5, a hypothesis) | not shown (Corollary 5.1, reviewers) | rank-1 cost, last layer − first, +0.074 [−0.011, +0.159] [−0.059 [−0.189, +0.071]]: no clear difference | not supported by either run |
+# | the allocation matters at an equal budget (§6) | no number in our sources | front − back −0.178 [−0.367, +0.011], no clear difference [−0.064 [−0.083, −0.045], front-loaded better] | only the longer run separates them, and front-loading does not beat uniform |
+# | the models use their context (our control, not the paper's) | — | uniform − last 3 characters +0.154 [+0.042, +0.267], the control better [−0.095 [−0.129, −0.061], the full models better] | at 1,000 steps the full models do not yet use more than 3 characters |
+# | later layers tolerate a smaller rank (§5, a hypothesis) | not shown (Corollary 5.1, reviewers) | rank-1 cost, last layer − first, +0.074 [−0.011, +0.159] [−0.059 [−0.190, +0.071]]: no clear difference | not supported by either run |
 #
 # On text at 1,000 steps a 3-character control beats the full models, so the default run
 # cannot say which allocation uses context better; the `--full` run can: there the full models
@@ -558,7 +557,7 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #     python further/06a_text_allocation.py --quick       # seconds; what the tests use
 #     python further/06a_text_allocation.py --text my.txt # your own text
 #     python further/06a_text_allocation.py --replay results/06a_06b_06c_replayed.json
-#     python further/06a_text_allocation.py --replay results/06_allocation_full.json
+#     python further/06a_text_allocation.py --replay results/06a_text_allocation_full.json
 #
 # The two replays draw the committed default and `--full` runs again (seconds). Output (under
 # runs/, which git ignores; `--out .` refreshes the committed files):

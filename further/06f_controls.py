@@ -36,7 +36,7 @@ fixed_budget = helpers.load_concept("06g_fixed_budget")  # its multi-query recal
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "budget_run": Setting(Path("results/06g_fixed_budget.json"), ...,
-                          Path("results/06_allocation_full.json"), Path,
+                          Path("results/06g_fixed_budget_full.json"), Path,
                           "oracle: a results file of study 06g, or of lesson 06 with its "
                           "fixed_budget (a typed path is from the current folder)"),
     "lesson_run": Setting(Path("results/06_allocation.json"), ...,

@@ -1,0 +1,91 @@
+"""How far the reference tier moved: each long run re-made with its provenance, set beside the
+committed file it replaces, number by number, with tests/rerun_tolerance.py's kinds and
+statistics. Where a lesson's parts have since moved to studies, the re-made files of the lesson
+and of those studies together replace its old file, and each number is set beside the number at
+the same key there (lesson 06's old `--full` file held what 06a's and 06g's `--full` runs now
+write).
+
+    python tests/reference_tier.py          # writes runs/results/reference_tier.json
+    python tests/reference_tier.py --out .  # into results/ (to commit)
+
+A replaced file whose re-made files are not all in results/ is left out, and the printout says so.
+"""
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import helpers  # noqa: E402
+import plumbing  # noqa: E402
+import rerun_tolerance  # noqa: E402
+from helpers import Setting  # noqa: E402
+
+# The committed file (as it was at --against): the re-made files that now hold its numbers.
+REPLACED = {
+    "06_allocation_full.json": ["06_allocation_full.json", "06a_text_allocation_full.json",
+                                "06g_fixed_budget_full.json"],
+    "07a_text_retrieval_full.json": ["07a_text_retrieval_full.json"],
+    "07_real_data_full.json": ["07_real_data_full.json", "07c_fixed_width_full.json"],
+}
+
+SETTINGS = {
+    # name: Setting(default, --quick, --full, type, what it sets)
+    "against": Setting("82f575b", ..., ..., str,
+                       "the commit that holds the files the reference tier replaces"),
+}
+
+
+def merged(names):
+    """The numbers of several results files as one: their keys side by side (each file's own
+    record of itself, rerun_tolerance.NOT_NUMBERS, left out), and each file's sha256."""
+    numbers, digests = {}, {}
+    for name in names:
+        content = (ROOT / "results" / name).read_bytes()
+        digests[name] = hashlib.sha256(content).hexdigest()
+        numbers.update({key: value for key, value in json.loads(content).items()
+                        if key not in rerun_tolerance.NOT_NUMBERS})
+    return numbers, digests
+
+
+def where_made(names):
+    """Each re-made file's commit, torch build, CPU and wall time."""
+    return {name: rerun_tolerance.environment(json.loads(
+        (ROOT / "results" / name).read_text(encoding="utf-8"))) for name in names}
+
+
+def main(argv=None):
+    args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0])
+    run = plumbing.Run("reference_tier", args, named=("against",), script=Path(__file__))
+    files, pooled = {}, {}
+    for old_name, new_names in REPLACED.items():
+        missing = [name for name in new_names if not (ROOT / "results" / name).is_file()]
+        old_bytes = rerun_tolerance.committed_version(old_name, args.against)
+        if missing or not any(json.loads((ROOT / "results" / name).read_bytes()).get("provenance")
+                              for name in new_names):
+            print(f"{old_name}: left out ({', '.join(missing) or 'not re-made'} not in results/)")
+            continue
+        new, digests = merged(new_names)
+        old = json.loads(old_bytes)
+        changes, flipped = rerun_tolerance.compare(old, new)
+        summaries = {sort: rerun_tolerance.summary(values) for sort, values in changes.items()}
+        for sort, values in changes.items():
+            pooled.setdefault(sort, []).extend(values)
+            rerun_tolerance.shown(old_name, sort, summaries[sort])
+        files[old_name] = {"committed": {**rerun_tolerance.environment(old),
+                                         "sha256": hashlib.sha256(old_bytes).hexdigest()},
+                           "remade": {name: {**made, "sha256": digests[name]}
+                                      for name, made in where_made(new_names).items()},
+                           "changes": summaries, "flipped": flipped}
+    by_kind = {sort: rerun_tolerance.summary(values) for sort, values in pooled.items()}
+    for sort, found in by_kind.items():
+        rerun_tolerance.shown("the reference tier, pooled", sort, found)
+    run.record({"against": args.against, "by_kind": by_kind, "files": files})
+    return run.finish()
+
+
+if __name__ == "__main__":
+    main()
