@@ -51,6 +51,14 @@ def merged(names):
     return numbers, digests
 
 
+def by_part(old, new):
+    """The changes by kind within each top-level key the two sides share (a lesson's part, or a
+    study's that its old file held): {key: {kind: summary}}."""
+    return {key: {sort: rerun_tolerance.summary(values) for sort, values in
+                  rerun_tolerance.compare({key: old[key]}, {key: new[key]})[0].items()}
+            for key in old.keys() & new.keys() if key not in rerun_tolerance.NOT_NUMBERS}
+
+
 def where_made(names):
     """Each re-made file's commit, torch build, CPU and wall time."""
     return {name: rerun_tolerance.environment(json.loads(
@@ -79,7 +87,8 @@ def main(argv=None):
                                          "sha256": hashlib.sha256(old_bytes).hexdigest()},
                            "remade": {name: {**made, "sha256": digests[name]}
                                       for name, made in where_made(new_names).items()},
-                           "changes": summaries, "flipped": flipped}
+                           "changes": summaries, "flipped": flipped,
+                           "by_part": by_part(old, new)}
     by_kind = {sort: rerun_tolerance.summary(values) for sort, values in pooled.items()}
     for sort, found in by_kind.items():
         rerun_tolerance.shown("the reference tier, pooled", sort, found)
