@@ -192,8 +192,6 @@ if __name__ == "__main__":
 # behind it (the lowest error at H = M for both seeds); rule 3 has no clear difference behind it on
 # either task (thinning alone, front-reduced − front-loaded); and the rich layer wins where the
 # match is, front-loaded on match-aggregate and back-loaded on prefix-match, so our rule puts the
-# rich layer first only because the extraction happens there. Front-loading against a uniform
-# allocation is not in the lesson's default run; its committed `--full` run (at da435a1) has it
-# (`--evidence results/06_allocation_full.json`): front-loaded − uniform −0.020 [−0.025, −0.016] on
-# match-aggregate and +0.098 [+0.064, +0.132] on prefix-match. Paper B gives no formula and no
-# number of this kind in our sources.
+# rich layer first only because the extraction happens there. Lesson 06 trains no uniform
+# allocation on its tasks, so front-loading against uniform is read on text, in study 06a. Paper B
+# gives no formula and no number of this kind in our sources.

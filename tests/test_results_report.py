@@ -315,3 +315,13 @@ def test_the_constraints_pin_every_requirement_at_the_committed_runs_versions():
         for name in ("torch", "numpy", "scipy"):
             if name in versions:
                 assert versions[name].split("+")[0] == pins[name], (path.name, name)
+
+
+def test_every_committed_figure_is_named_where_a_reader_finds_it():
+    """Each figures/*.png is linked or named in a text or drawn by a file of the repository."""
+    texts = "".join(path.read_text(encoding="utf-8") for pattern in ("*.md", "*.py",
+                                                                     "further/*.py", "engine/*.py")
+                    for path in ROOT.glob(pattern))
+    unnamed = [path.name for path in sorted((ROOT / "figures").glob("*.png"))
+               if path.stem not in texts]
+    assert not unnamed, unnamed
