@@ -454,6 +454,14 @@ def _prediction(answer, kind):
     return int(number)
 
 
+def _reason(because, number):
+    """A prediction is compared with the committed results only beside its reason: with a
+    choice of two or a small number, the first "not yet" alone would give the answer away."""
+    if because is None or not str(because).strip():
+        raise NotYet(f"write your reason too, in a sentence: the check compares your choice only "
+                     f"beside it (exercise {number}'s `because`)")
+
+
 def _written(answer, about):
     """A written answer: "to do" while empty, else "answered" — not checked (no word list tells
     a right sentence from a wrong one); `about` says what to compare in class."""
@@ -570,9 +578,11 @@ def _knees_for_D3():
     return knees
 
 
-def ex02_knee_for_D3(predicted):
+def ex02_knee_for_D3(predicted, because=None):
     def test():
-        if {_prediction(predicted, int)} != _knees_for_D3():
+        choice = _prediction(predicted, int)
+        _reason(because, "2.2")
+        if {choice} != _knees_for_D3():
             raise NotYet("the committed D = 3 results drop most at another h (think again, or "
                          "check.reveal('2.2'))")
     return _run("2.2", "where the knee moves for D = 3", test)
@@ -803,15 +813,18 @@ def _winners():
             for task, entry in comparison.items()}
 
 
-def ex06_winners(student):
+def ex06_winners(student, because=None):
     def test():
         names = ("front-loaded", "back-loaded")
-        for task, expected in _winners().items():
-            got = _call(student, repr(task), task)
+        chosen = {task: _call(student, repr(task), task) for task in _winners()}
+        for task, got in chosen.items():
             if not isinstance(got, str):
                 raise NotYet(f"returned {type(got).__name__} for {task!r}; return a name")
             if got not in names:
                 raise NotYet(f"{got!r} is not one of {', '.join(names)} (for {task!r})")
+        _reason(because, "6.2")
+        for task, expected in _winners().items():
+            got = chosen[task]
             if got != expected:
                 raise NotYet(f"on {task} the committed results favour another allocation than "
                              f"{got!r} (think again, or check.reveal('6.2'))")
@@ -829,12 +842,14 @@ def _best_heads():
     return {*fixed["best_H_per_seed"], _committed("06f_controls")["fixed_budget"]["best_H_oracle"]}
 
 
-def ex06_best_heads(predicted):
+def ex06_best_heads(predicted, because=None):
     def test():
         best = _best_heads()
         if len(best) != 1:
             raise RuntimeError(f"the committed results disagree on the best H: {sorted(best)}")
-        if {_prediction(predicted, int)} != best:
+        choice = _prediction(predicted, int)
+        _reason(because, "6.4")
+        if {choice} != best:
             raise NotYet("the committed trained models and the oracle are lowest at another H "
                          "(think again, or check.reveal('6.4'))")
     return _run("6.4", "the best head count at a fixed budget", test)
@@ -856,9 +871,11 @@ def _fixed_width_excludes_zero():
     return low > 0 or high < 0
 
 
-def ex07_fixed_width(predicted):
+def ex07_fixed_width(predicted, because=None):
     def test():
-        if _prediction(predicted, bool) != _fixed_width_excludes_zero():
+        choice = _prediction(predicted, bool)
+        _reason(because, "7.1")
+        if choice != _fixed_width_excludes_zero():
             raise NotYet("read the interval again (or check.reveal('7.1'))")
     return _run("7.1", "at a fixed width, is the gain from more heads clear?", test)
 

@@ -52,7 +52,8 @@ check.ex02_parameter_count(paper_parameter_count)
 # With D = 4 the error drops most from h = 3 to h = 4. Predict the head count at which it drops
 # most when the task retrieves D = 3 tokens, then let the check read
 # `results/02d_variants_D3.json` (made by `python further/02d_variants.py --D 3`, 4,000 steps)
-# and compare.
+# and compare. Write your reason too, in a sentence: the check compares your number only beside
+# it.
 #
 # *Hint:* what does each head do in the D = 4 model?
 
@@ -60,8 +61,11 @@ check.ex02_parameter_count(paper_parameter_count)
 ### BEGIN ANSWER predicted_knee
 predicted_knee = 3
 ### END ANSWER
+### BEGIN ANSWER because_2_2
+because_2_2 = "each head retrieves one of the D tokens, so the error drops once h reaches D = 3"
+### END ANSWER
 
-check.ex02_knee_for_D3(predicted_knee)
+check.ex02_knee_for_D3(predicted_knee, because_2_2)
 
 # %% [markdown]
 # ## 2.3 One head per retrieved token? · easy · 5 min

@@ -47,7 +47,8 @@ check.ex06_attention_parameters(attention_parameters)
 #
 # Lesson 06 compares front-loaded and back-loaded two-layer models at equal budget on
 # "match-aggregate" (the content match must happen in layer 1) and "prefix-match" (in layer 2).
-# Before you look at RESULTS.md §06: which allocation should win each task? Return its name.
+# Before you look at RESULTS.md §06: which allocation should win each task? Return its name, and
+# write your reason in a sentence: the check compares your choice only beside it.
 
 # %%
 def winner(task):
@@ -56,7 +57,12 @@ def winner(task):
     ### END SOLUTION
 
 
-check.ex06_winners(winner)
+# %%
+### BEGIN ANSWER because_6_2
+because_6_2 = "the rich head dimension belongs to the layer that does the content match"
+### END ANSWER
+
+check.ex06_winners(winner, because_6_2)
 
 # %% [markdown]
 # ## 6.3 So is "front-load" a rule? · medium · 10 min · written
@@ -80,7 +86,7 @@ check.ex06_why(answer_6_3)
 # Study 06g (a study of lesson 06) fixes the attention budget $H d = 32$ for a last token that
 # carries $M = 4$ queries into 16 stored keys of dimension $p = 8$, and trains $H = 1, 4, 16$ heads
 # of dimension $32 / H$. Predict the $H$ with the lowest error, then let the check read the
-# committed trained models and the training-free oracle.
+# committed trained models and the training-free oracle. Write your reason too, in a sentence.
 #
 # *Hint:* what goes wrong with too few heads, and what with too small a head dimension?
 
@@ -88,8 +94,12 @@ check.ex06_why(answer_6_3)
 ### BEGIN ANSWER predicted_best_heads
 predicted_best_heads = 4
 ### END ANSWER
+### BEGIN ANSWER because_6_4
+because_6_4 = ("one head per query: fewer heads must mix queries, more heads leave each too "
+               "small a dimension to match a key")
+### END ANSWER
 
-check.ex06_best_heads(predicted_best_heads)
+check.ex06_best_heads(predicted_best_heads, because_6_4)
 
 # %%
 check.summary()

@@ -33,7 +33,8 @@ except ModuleNotFoundError as missing:               # one line, not a traceback
 # paired gain in training accuracy from h = 1 to h = 8 with its 95 % interval
 # (`results/07_real_data_full.json`, else `results/07c_fixed_width.json` → `train_gain_with_heads` →
 # `fixed-width` → the longest T). Read it: does the interval exclude 0, so that this run shows a
-# head-count effect beyond width? Answer True or False.
+# head-count effect beyond width? Answer True or False, and say in a sentence what in the
+# interval tells you (the check compares your answer only beside it).
 #
 # *Hint:* a difference is clear only when its whole interval lies on one side of 0.
 
@@ -41,8 +42,11 @@ except ModuleNotFoundError as missing:               # one line, not a traceback
 ### BEGIN ANSWER fixed_width_gain_is_clear
 fixed_width_gain_is_clear = True
 ### END ANSWER
+### BEGIN ANSWER because_7_1
+because_7_1 = "both ends of the fixed-width interval are above 0"
+### END ANSWER
 
-check.ex07_fixed_width(fixed_width_gain_is_clear)
+check.ex07_fixed_width(fixed_width_gain_is_clear, because_7_1)
 
 # %% [markdown]
 # ## 7.2 How much of the rise is width? · medium · 5 min · written

@@ -204,6 +204,16 @@ def check_module(name="check_wrong"):
 WRITTEN = ("ex01_why_nmse", "ex06_why", "ex07_width_share")   # for discussion, not checked
 
 
+PREDICTIONS = ("ex02_knee_for_D3", "ex06_winners", "ex06_best_heads", "ex07_fixed_width")
+
+
+def answered(checks, name, answer):
+    """A check called as an exercise file calls it: a prediction with a reason beside it."""
+    if name in PREDICTIONS:
+        return getattr(checks, name)(answer, "a reason in a sentence")
+    return getattr(checks, name)(answer)
+
+
 def test_every_check_refuses_each_wrong_answer_and_never_raises(monkeypatch):
     """Printed to an ASCII console, as a redirected Windows console may be: what it cannot show
     is written plainly, never an encoding error (every ASCII line is also a cp932 one)."""
@@ -214,12 +224,12 @@ def test_every_check_refuses_each_wrong_answer_and_never_raises(monkeypatch):
         answers = wrong(name)
         assert answers, f"add wrong answers for {name}"
         for answer in answers:
-            assert getattr(checks, name)(answer) in ("not yet", "error"), (name, answer)
+            assert answered(checks, name, answer) in ("not yet", "error"), (name, answer)
         if callable(answers[0]):
             def broken(*args):
                 raise ValueError("a bug in the student's code")
 
-            assert getattr(checks, name)(broken) == "error", name
+            assert answered(checks, name, broken) == "error", name
     checks.reveal("2.2")
     checks.summary()
     console.flush()
@@ -231,13 +241,13 @@ def test_right_answers_in_other_forms_are_accepted(capsys):
     checks = check_module("check_right")
     for name in (name for name in dir(checks) if name.startswith("ex0")):
         for answer in right(name):
-            assert getattr(checks, name)(answer) == "ok", (name, answer)
+            assert answered(checks, name, answer) == "ok", (name, answer)
 
 
 def test_wrong_predictions_do_not_reveal_the_answer_until_asked(capsys):
     checks = check_module("check_reveal")
-    checks.ex02_knee_for_D3(4)
-    checks.ex06_winners(lambda task: "front-loaded")             # wrong on prefix-match
+    checks.ex02_knee_for_D3(4, "a reason")
+    checks.ex06_winners(lambda task: "front-loaded", "a reason")  # wrong on prefix-match
     said = capsys.readouterr().out
     assert "not yet" in said
     assert "h = 3" not in said and "back-loaded" not in said     # the right answers unsaid
@@ -382,7 +392,8 @@ def test_a_handout_moved_into_another_clone_reads_that_clone(tmp_path):
     for stem in ("07_real_data", "07c_fixed_width"):                       # 7.1's files
         for result in (tmp_path / "b" / "results").glob(f"{stem}*.json"):
             result.unlink()                                                 # B is what it reads
-    answered = exercise.read_text(encoding="utf-8").replace("_is_clear = None", "_is_clear = True")
+    answered = exercise.read_text(encoding="utf-8").replace(
+        "_is_clear = None", "_is_clear = True").replace("because_7_1 = None", "because_7_1 = 'read'")
     exercise.write_text(answered, encoding="utf-8")
     code, out, _ = run_as_student(exercise, cwd=tmp_path)
     assert any(line.startswith("[error]") and "7.1" in line for line in check_lines(out)), out
@@ -917,3 +928,14 @@ def test_the_checks_hold_expected_values_not_solutions():
             assert math.isclose(share, sum(x - y for x, y in zip(a, b)) / sum(a), rel_tol=1e-9)
         assert set(shares) == set(gains["fixed-head-dim"])
     assert not any(hasattr(checks, name) for name in ("_width_shares",))
+
+
+def test_a_prediction_is_compared_only_beside_its_reason(capsys):
+    """A right choice without a reason is not yet ok, and the line says why; with one it is."""
+    checks = check_module("check_reasons")
+    knee = sorted(checks._knees_for_D3())[0]
+    for because in (None, "", "   "):
+        assert checks.ex02_knee_for_D3(knee, because) == "not yet"
+        assert "reason" in capsys.readouterr().out
+    assert checks.ex02_knee_for_D3(knee, "one head per retrieved token") == "ok"
+    assert checks.ex02_knee_for_D3(None) == "to do"                    # nothing chosen yet
