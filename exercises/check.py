@@ -623,6 +623,31 @@ def ex02_reversal_score(student):
     return _run("2.4", "the reversal score R(h)", test, student)
 
 
+# Made-up errors at h = 1, 2, ... and the decades each added head buys (exact).
+DECADE_CASES = (([1e-1, 1e-2, 1e-2, 1e-5, 1e-5], [1.0, 0.0, 3.0, 0.0]),
+                ([2.0, 0.2, 0.4], [1.0, -0.3010299956639812]),
+                ([5e-3, 5e-4, 5e-5], [1.0, 1.0]))
+
+
+def ex02_decades(student):
+    def test():
+        for errors, expected in DECADE_CASES:
+            what = f"made-up errors {errors}"
+            got = _call(student, what, list(errors))
+            if not isinstance(got, (list, tuple)) or len(got) != len(expected):
+                raise NotYet(f"return a list of {len(expected)} numbers, one per added head "
+                             f"({what})")
+            for h, (want, value) in enumerate(zip(expected, got), start=2):
+                _close(want, value, f"h = {h - 1} to {h}, {what}")
+        means = {T: [entry["mean"] for entry in by_h.values()]
+                 for T, by_h in _committed("02_multihead_model")["nmse"].items()}
+        shown = "; ".join(f"T = {T}: " + " ".join(
+            f"{_number(value, f'T = {T}'):.2f}" for value in _call(student, f"T = {T}", errors))
+            for T, errors in means.items())
+        return "ok", f"on lesson 02's committed means, h = 1 to 2, 2 to 3, ...: {shown}"
+    return _run("2.5", "decades on a log axis", test, student)
+
+
 # ---------------------------------------------------------------------------------------------
 # 03 · the bounds
 # ---------------------------------------------------------------------------------------------
@@ -940,6 +965,39 @@ def ex07_text_width_share(student):
             return "ok", "on the committed run " + ", ".join(
                 f"T = {T}: {_number(share, f'T = {T}'):.2f}" for T, share in shares.items())
     return _run("7.3", "the share of the text gain that is width", test, student)
+
+
+# Made-up paired differences and their 95 % t-intervals (scipy's t quantiles; the tests
+# recompute them).
+INTERVAL_CASES = (([0.1, 0.3], (-1.0706204736174694, 1.4706204736174693)),
+                  ([0.2, 0.25, 0.3, 0.22, 0.28], (0.19880488183879144, 0.3011951181612086)),
+                  ([-1.0, 1.0, 3.0], (-3.9682754235006605, 5.9682754235006605)))
+
+
+def _gains_at_64(stem):
+    """Lesson 07's per-seed training gains from the fewest to the most heads at T = 64."""
+    path = REPOSITORY / "results" / f"{stem}.json"
+    if not path.exists():
+        return None
+    gains = _committed(stem)["train_gain_with_heads"]["fixed-head-dim"]
+    return gains.get("64", {}).get("per_seed")
+
+
+def ex07_interval(student):
+    def test():
+        for differences, (low, high) in INTERVAL_CASES:
+            what = f"made-up differences {differences}"
+            got_low, got_high = _pair(_call(student, what, list(differences)), what)
+            _close(low, got_low, f"the low end, {what}")
+            _close(high, got_high, f"the high end, {what}")
+        shown = []
+        for stem, runs in (("07_real_data", "the default run"), ("07_real_data_full", "--full")):
+            seeds = _gains_at_64(stem)
+            if seeds:
+                got_low, got_high = _pair(_call(student, runs, list(seeds)), runs)
+                shown.append(f"{runs}, {len(seeds)} seeds: [{got_low:+.3f}, {got_high:+.3f}]")
+        return "ok", "lesson 07's gain at T = 64: " + "; ".join(shown)
+    return _run("7.4", "what two seeds can say", test, student)
 
 
 # ---------------------------------------------------------------------------------------------

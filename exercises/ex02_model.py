@@ -5,6 +5,7 @@
 # in seconds; exercise 2.2 reads the committed results instead of training.
 
 # %%
+import math
 import os
 import sys
 from pathlib import Path
@@ -112,6 +113,28 @@ def reversal_score(errors):
 
 
 check.ex02_reversal_score(reversal_score)
+
+# %% [markdown]
+# ## 2.5 Decades on a log axis · easy · 10 min
+#
+# Lesson 02's figure draws the error on a logarithmic axis against $h$: equal vertical steps are
+# equal factors, and one decade is a factor of 10. For the errors $e_1, \dots, e_m$ of one $T$ at
+# $h = 1 \dots m$ (a list), return $\log_{10}(e_{h-1} / e_h)$ for $h = 2 \dots m$: how many
+# decades each added head buys (negative where the error rises). The check tries it on made-up
+# errors, then prints yours for lesson 02's committed means at each $T$. Find the drop at
+# $h = D = 4$ in the figure and in your list: how many decades is it, and how many do the heads
+# below $D$ buy?
+#
+# *Hint:* `math.log10` of a ratio.
+
+# %%
+def decades_dropped(errors):
+    ### BEGIN SOLUTION
+    return [math.log10(before / after) for before, after in zip(errors, errors[1:])]
+    ### END SOLUTION
+
+
+check.ex02_decades(decades_dropped)
 
 # %%
 check.summary()

@@ -6,6 +6,7 @@
 # or 07a's default run); nothing trains.
 
 # %%
+import math
 import os
 import sys
 from pathlib import Path
@@ -91,6 +92,33 @@ def width_share(text):
 
 
 check.ex07_text_width_share(width_share)
+
+# %% [markdown]
+# ## 7.4 What two seeds can say · medium · 10 min
+#
+# Each lesson's paired difference (`helpers.paired_difference`) is the mean $\bar x$ of $n$
+# per-seed differences with the 95 % t-interval $\bar x \pm t_{0.975,\,n-1}\, s / \sqrt n$,
+# $s$ the sample standard deviation (divided by $n - 1$). Write `interval_95(differences)`,
+# returning `(low, high)` for $n \ge 2$; `scipy.stats.t.ppf(0.975, n - 1)` gives $t$ (12.71 for
+# $n = 2$, 2.78 for $n = 5$). The check tries it on made-up differences, then applies yours to
+# lesson 07's gain from $h = 1$ to 8 at $T = 64$: its default run's 2 seeds and its `--full`
+# run's 5. What can each conclude, and why is the 2-seed interval so wide?
+#
+# *Hint:* compare $t$ and $\sqrt n$ for $n = 2$ and for $n = 5$.
+
+# %%
+def interval_95(differences):
+    ### BEGIN SOLUTION
+    import scipy.stats
+    n = len(differences)
+    mean = sum(differences) / n
+    std = math.sqrt(sum((x - mean) ** 2 for x in differences) / (n - 1))
+    half = scipy.stats.t.ppf(0.975, n - 1) * std / math.sqrt(n)
+    return mean - half, mean + half
+    ### END SOLUTION
+
+
+check.ex07_interval(interval_95)
 
 # %%
 check.summary()

@@ -137,6 +137,10 @@ def wrong(name):
                            for i in range(len(a[0]))}),
             lambda a: sum(any(row[i] > 0.5 for row in a) for i in range(len(a[0])))],  # > 0.5
         "ex02_reversal_score": [lambda e: sum(max(e[i] - e[i + 1], 0) for i in range(len(e) - 1))],
+        "ex02_decades": [lambda e: [math.log(a / b) for a, b in zip(e, e[1:])],       # natural log
+                         lambda e: [a / b for a, b in zip(e, e[1:])],                  # no log
+                         lambda e: [math.log10(b / a) for a, b in zip(e, e[1:])],     # sign
+                         lambda e: [math.log10(e[0] / b) for b in e[1:]]],            # from h = 1
         "ex03_exponent": [lambda T, s, D, n: T / 4,
                           lambda T, s, D, n: (T // 4 - s - D + 1) / ((n + 1) * s + 1) - 1,
                           lambda T, s, D, n: (-(-T // 4) - s - D + 1) / ((n + 1) * s + 1) - 1],
@@ -156,6 +160,10 @@ def wrong(name):
         "ex06_winners": [lambda task: "uniform", lambda task: 0, lambda task: "front"],
         "ex06_best_heads": [1, "16"],
         "ex07_fixed_width": [not check_module()._fixed_width_excludes_zero(), "maybe"],
+        "ex07_interval": [interval_with(lambda n: 1.959963984540054),              # a z-interval
+                          interval_with(lambda n: scipy_t(n), population=True),    # std over n
+                          interval_with(lambda n: scipy_t(n + 1)),                 # n degrees
+                          interval_with(lambda n: scipy_t(n), root=False)],        # s / n
         "ex07_text_width_share": [  # the mean of per-seed ratios; the sweeps swapped; a constant
             lambda text: {T: sum((a - b) / a for a, b in zip(
                 wide["per_seed"], text["train_gain_with_heads"]["fixed-width"][T]["per_seed"]))
@@ -168,6 +176,23 @@ def wrong(name):
             lambda text: {"16": 0.5, "32": 2 / 3},
             lambda text: (text["train_gain_with_heads"]["fixed-head-dim"].clear(), {})[1]],
     }.get(name)          # the last one empties its input: the check's reference comes first
+
+
+def scipy_t(n):
+    """Student's t quantile t_{0.975, n - 1}."""
+    import scipy.stats
+    return float(scipy.stats.t.ppf(0.975, n - 1))
+
+
+def interval_with(quantile, population=False, root=True):
+    """A 7.4 answer built with a given quantile, standard deviation and scaling."""
+    def interval(differences):
+        n = len(differences)
+        mean = sum(differences) / n
+        std = math.sqrt(sum((x - mean) ** 2 for x in differences) / (n if population else n - 1))
+        half = quantile(n) * std / (math.sqrt(n) if root else n)
+        return mean - half, mean + half
+    return interval
 
 
 def new_hand_built_layer(layer, D):
@@ -194,6 +219,12 @@ def right(name):
                                             math.exp(B) / (math.exp(B) + (L - 1) * math.exp(-B)))],
         "ex06_best_heads": ["4"],
         "ex07_fixed_width": [str(check_module()._fixed_width_excludes_zero())],
+        "ex02_decades": [lambda e: tuple(math.log10(e[h - 1]) - math.log10(e[h])
+                                         for h in range(1, len(e)))],
+        "ex07_interval": [lambda d: list(interval_with(scipy_t)(d)),
+                          lambda d: __import__("statistics").mean(d) + __import__("numpy").array(
+                              [-1, 1]) * scipy_t(len(d)) * __import__("statistics").stdev(d)
+                          / math.sqrt(len(d))],
     }.get(name, [])
 
 
@@ -928,6 +959,12 @@ def test_the_checks_hold_expected_values_not_solutions():
             assert math.isclose(share, sum(x - y for x, y in zip(a, b)) / sum(a), rel_tol=1e-9)
         assert set(shares) == set(gains["fixed-head-dim"])
     assert not any(hasattr(checks, name) for name in ("_width_shares",))
+    for errors, decades in checks.DECADE_CASES:
+        assert all(math.isclose(want, math.log10(errors[h - 1] / errors[h]), abs_tol=1e-12)
+                   for h, want in enumerate(decades, start=1))
+    for differences, ends in checks.INTERVAL_CASES:
+        assert all(math.isclose(a, b, rel_tol=1e-12)
+                   for a, b in zip(ends, interval_with(scipy_t)(differences)))
 
 
 def test_a_prediction_is_compared_only_beside_its_reason(capsys):
