@@ -314,7 +314,22 @@ def run_text(args):
                 [a - b for a, b in zip(rows[(short, h)]["train"], rows[(long, h)]["train"])],
                 below=f"T={long} fits better", above="falls with T")} for h in by_h}
     text["gain_difference"] = fixed_width.widths_part(text["train_gain_with_heads"])
+    text["valid_gain_with_heads"] = held_out_gains(text["accuracy"])
     return {"text": text}
+
+
+def held_out_gains(accuracy):
+    """Per sweep and T, held-out accuracy at the most heads minus at the fewest, seed by seed
+    (paired), with its interval: accuracy[sweep][T][h]["valid"]["seeds"]."""
+    gains = {}
+    for sweep, by_T in accuracy.items():
+        gains[sweep] = {}
+        for T, by_h in by_T.items():
+            few, many = min(by_h, key=int), max(by_h, key=int)
+            gains[sweep][T] = {"from": int(few), "to": int(many), **helpers.paired_difference(
+                [b - a for a, b in zip(by_h[few]["valid"]["seeds"], by_h[many]["valid"]["seeds"])],
+                below=f"h={few} better", above=f"h={many} better")}
+    return gains
 
 
 def report_text(result, args):
@@ -327,6 +342,9 @@ def report_text(result, args):
         for h, drop in text["train_drop_with_T"][sweep].items():
             print("   " + helpers.describe_difference(
                 f"h = {h}: training accuracy at T = {drop['from']} minus T = {drop['to']}", drop))
+        for T, gain in text.get("valid_gain_with_heads", {}).get(sweep, {}).items():
+            print("   " + helpers.describe_difference(
+                f"T = {T}: held-out accuracy, h = {gain['to']} minus h = {gain['from']}", gain))
     engine.report_gain_difference(text["gain_difference"])
     for split, by_T in text["reference"].items():
         print(f"   {split}: " + "  ".join(f"T = {T}: chance {r['chance']:.3f}, frozen cosine "
@@ -346,6 +364,8 @@ def plot_text(result, args):
 if __name__ == "__main__" and "text" in args.parts:
     if args.replay:
         text = plumbing.replay(args.replay)
+        text["text"]["valid_gain_with_heads"] = run.record({"valid_gain_with_heads": held_out_gains(
+            text["text"]["accuracy"])})["valid_gain_with_heads"]
     else:
         text = run.record(run_text(args))
     if not args.replay:                      # a replay's figure is the committed one

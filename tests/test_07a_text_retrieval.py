@@ -192,3 +192,14 @@ def test_the_bootstrap_over_seeds_covers_the_truth_and_varies():
 def test_a_replay_takes_every_part():
     assert_rejected("07a_text_retrieval", ["--replay", "results/07a_text_retrieval_full.json",
                                            "--parts", "text"], "--replay")
+
+
+def test_held_out_gains_pair_each_seed_of_the_fewest_and_the_most_heads():
+    def entry(seeds):
+        return {"valid": {"seeds": seeds}}
+    accuracy = {"fixed-width": {"16": {"1": entry([0.30, 0.40, 0.35]), "2": entry([0.0, 0.0, 0.0]),
+                                       "8": entry([0.28, 0.37, 0.31])}}}
+    gain = text_file.held_out_gains(accuracy)["fixed-width"]["16"]
+    assert (gain["from"], gain["to"]) == (1, 8)
+    assert gain["per_seed"] == pytest.approx([-0.02, -0.03, -0.04])
+    assert gain["verdict"] == "h=1 better" and gain["ci95"][1] < 0
