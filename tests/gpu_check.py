@@ -108,7 +108,7 @@ def report(numbers):
     lines = [f"# The CUDA check ({numbers['device']})", "",
              "| file | flags | outcome | time | last line |", "|---|---|---|---|---|", *rows, ""]
     default = numbers.get("default", {})
-    if "knee" in default:              # the drop from h = 3 to 4, mean over seeds, per T
+    if "knee" in default:              # the drop from h = 3 to 4, minimum over seeds, per T
         here, cpu = default["knee"]["ratio"], default["committed_cpu_knee"]["ratio"]
         agrees = default["agrees"]
         lines.append("02's drop from h = 3 to 4 (the ratio of the minima over seeds), here / the "

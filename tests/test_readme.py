@@ -3,6 +3,8 @@ resolves, every default run's time they quote is its committed JSON's wall_time_
 the front page quotes are their JSON's, and every committed result stays one link away."""
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -324,3 +326,18 @@ def test_start_here_sets_up_a_fresh_laptop_in_two_commands_on_each_system():
         places = [setup.find(step) for step in steps]
         assert -1 not in places and places == sorted(places), (kind, steps, places)
         assert commands[-1].split("#")[0].strip() == "python -m pytest -q", kind
+
+
+def test_ci_runs_the_readme_s_start_here_as_a_student_types_it():
+    """.ci/run reads its set-up and test commands from the README's bash block (the
+    environment moved outside the checkout), so the block a student copies is the one CI runs."""
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    reader = re.search(r"read_block='(.*?)'\n", script, re.S).group(1)
+    commands = [subprocess.run([sys.executable, "-c", reader, str(index)], cwd=ROOT, text=True,
+                               capture_output=True, check=True, encoding="utf-8").stdout.strip()
+                for index in (0, 1)]
+    assert commands[0].startswith("python3 -m venv .venv && . .venv/bin/activate && pip install "
+                                  "torch --index-url https://download.pytorch.org/whl/cpu")
+    assert commands[0].endswith("pip install -r requirements.txt && python 01_retrieval_task.py")
+    assert commands[1] == "python -m pytest -q"
+    assert 'bash -c "${setup//.venv/$venv}"' in script and 'bash -c "$test_command"' in script
