@@ -884,10 +884,14 @@ def ex06_best_heads(predicted, because=None):
 # 07 · real data
 # ---------------------------------------------------------------------------------------------
 def _seven():
-    """07's committed reference run (--full, which trained both sweeps) if there is one, else
-    study 07c's default run (the protocol and the fixed width)."""
-    full = REPOSITORY / "results" / "07_real_data_full.json"
-    return _committed("07_real_data_full" if full.exists() else "07c_fixed_width")
+    """The committed run that holds both of lesson 07's sweeps at the largest scale: study 07c's
+    --full run, else lesson 07's --full run where it trained the fixed width too, else 07c's
+    default run."""
+    for stem in ("07c_fixed_width_full", "07_real_data_full"):
+        path = REPOSITORY / "results" / f"{stem}.json"
+        if path.exists() and "fixed-width" in _committed(stem)["train_gain_with_heads"]:
+            return _committed(stem)
+    return _committed("07c_fixed_width")
 
 
 def _fixed_width_excludes_zero():
