@@ -337,9 +337,9 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** Mean training accuracy rises with every added head, as Table 8's means do,
 # at lower levels (other images, 2 layers, 400 steps); the held-out means rise too. Two seeds
-# give an interval wider than the gain; the `--full` run (5 seeds, 1,500 steps,
-# `results/07_real_data_full.json`) decides: from $h = 1$ to 8 at $T = 64$,
-# **+0.281 [+0.231, +0.331]**. A fixed step budget measures expressivity and ease of
+# give an interval wider than the gain; this sweep's `--full` run (5 seeds, 1,500 steps, made
+# by study 07c beside its control: `results/07c_fixed_width_full.json`) decides: from $h = 1$ to
+# 8 at $T = 64$, **+0.281 [+0.222, +0.340]**. A fixed step budget measures expressivity and ease of
 # optimisation together; this run cannot tell them apart.
 #
 # ## Summary beside the paper
@@ -348,8 +348,8 @@ if __name__ == "__main__":
 #
 # | claim | paper A (CIFAR-10, Table 8) | ours (digits, `--full`) |
 # |---|---|---|
-# | more heads fit better, $d$ fixed | $T = 65$: 47.8 → 95.1 % from $h = 1$ to 8 | 0.545, 0.663, 0.719, 0.825 at $h = 1, 2, 4, 8$ |
-# | … and it is the head count, not the width | not tested on images | at a fixed width (study 07c's sweep, in the same file): +0.141 [+0.113, +0.169] |
+# | more heads fit better, $d$ fixed | $T = 65$: 47.8 → 95.1 % from $h = 1$ to 8 | 0.543, 0.663, 0.719, 0.824 at $h = 1, 2, 4, 8$ |
+# | … and it is the head count, not the width | not tested on images | at a fixed width (study 07c's sweep, in the same file): +0.140 [+0.112, +0.168] |
 #
 # ## Going further
 #

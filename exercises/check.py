@@ -995,7 +995,8 @@ def ex07_interval(student):
             _close(low, got_low, f"the low end, {what}")
             _close(high, got_high, f"the high end, {what}")
         shown = []
-        for stem, runs in (("07_real_data", "the default run"), ("07_real_data_full", "--full")):
+        full = "07c_fixed_width_full" if _gains_at_64("07c_fixed_width_full") else "07_real_data_full"
+        for stem, runs in (("07_real_data", "the default run"), (full, "--full")):
             seeds = _gains_at_64(stem)
             if seeds:
                 got_low, got_high = _pair(_call(student, runs, list(seeds)), runs)

@@ -32,8 +32,9 @@ except ModuleNotFoundError as missing:               # one line, not a traceback
 # The paper's protocol fixes the head dimension, so more heads also means a wider model. Study 07c
 # adds a sweep at a fixed width, where every head count has the same parameters, and reports the
 # paired gain in training accuracy from h = 1 to h = 8 with its 95 % interval
-# (`results/07_real_data_full.json`, else `results/07c_fixed_width.json` → `train_gain_with_heads` →
-# `fixed-width` → the longest T). Read it: does the interval exclude 0, so that this run shows a
+# (`results/07c_fixed_width_full.json`, its `--full` run, or where that is not committed its
+# default run, `results/07c_fixed_width.json` → `train_gain_with_heads` → `fixed-width` → the
+# longest T). Read it: does the interval exclude 0, so that this run shows a
 # head-count effect beyond width? Answer True or False, and say in a sentence what in the
 # interval tells you (the check compares your answer only beside it).
 #
@@ -101,8 +102,9 @@ check.ex07_text_width_share(width_share)
 # $s$ the sample standard deviation (divided by $n - 1$). Write `interval_95(differences)`,
 # returning `(low, high)` for $n \ge 2$; `scipy.stats.t.ppf(0.975, n - 1)` gives $t$ (12.71 for
 # $n = 2$, 2.78 for $n = 5$). The check tries it on made-up differences, then applies yours to
-# lesson 07's gain from $h = 1$ to 8 at $T = 64$: its default run's 2 seeds and its `--full`
-# run's 5. What can each conclude, and why is the 2-seed interval so wide?
+# lesson 07's gain from $h = 1$ to 8 at $T = 64$: its default run's 2 seeds and the 5 of the
+# `--full` run of its sweep (study 07c's). What can each conclude, and why is the 2-seed interval
+# so wide?
 #
 # *Hint:* compare $t$ and $\sqrt n$ for $n = 2$ and for $n = 5$.
 

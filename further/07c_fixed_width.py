@@ -117,15 +117,15 @@ if __name__ == "__main__":
 # parameters for every $h$): 0.431 (h = 1), 0.511, 0.520, 0.596 (h = 8); h = 8 − h = 1: +0.165;
 # the width's part: +0.136. Two seeds give no useful interval; the reference run decides.
 #
-# **The reference run** (`python 07_real_data.py --full` at commit f337109, when lesson 07 ran
-# both sweeps: 5 seeds, 1,500 steps, $T = 16$ and 64, 34 min 29 s;
-# `results/07_real_data_full.json`, figure `figures/07_heads_on_images_full.png`; this study's
-# `--full` trains the same runs). At $T = 64$ the fixed width rises 0.634, 0.682, 0.719, 0.775,
-# **+0.141 [+0.113, +0.169]**: at equal parameters more heads still fit the training digits
-# better within 1,500 steps (expressivity and ease of optimisation together); the width's part,
-# **+0.140 [+0.096, +0.184]**, is a third to two thirds of the protocol's rise
-# (+0.281 [+0.231, +0.331]). At $T = 16$ (the digit fills its frame) every fixed-width model
-# sits at 1.000, so the protocol's +0.022 [+0.015, +0.030] cannot be split into heads and width.
+# **The reference run** (`python further/07c_fixed_width.py --full`: 5 seeds, 1,500 steps,
+# $T = 16$ and 64, 25 min 46 s on 2 cores; `results/07c_fixed_width_full.json`, figure
+# `figures/07c_fixed_width_full.png`). At $T = 64$ the fixed width rises
+# 0.635, 0.682, 0.719, 0.775, **+0.140 [+0.112, +0.168]**: at equal parameters more heads still
+# fit the training digits better within 1,500 steps (expressivity and ease of optimisation
+# together); the width's part, **+0.141 [+0.089, +0.193]**, is a third to two thirds of the
+# protocol's rise
+# (+0.281 [+0.222, +0.340]). At $T = 16$ (the digit fills its frame) every fixed-width model
+# sits at 1.000, so the protocol's +0.022 [+0.015, +0.029] cannot be split into heads and width.
 # Paper A has no control of this kind on images.
 #
 # Back to [lesson 07](07_real_data.ipynb).

@@ -29,7 +29,7 @@ REPLACED = {
     "06_allocation_full.json": ["06_allocation_full.json", "06a_text_allocation_full.json",
                                 "06g_fixed_budget_full.json"],
     "07a_text_retrieval_full.json": ["07a_text_retrieval_full.json"],
-    "07_real_data_full.json": ["07_real_data_full.json", "07c_fixed_width_full.json"],
+    "07_real_data_full.json": ["07c_fixed_width_full.json"],      # both sweeps, as the old file
 }
 
 SETTINGS = {

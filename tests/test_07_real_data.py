@@ -133,7 +133,7 @@ def test_the_presets_and_the_committed_runs_file_names(tmp_path):
 
 def test_the_lesson_quotes_the_full_run_as_its_json_says():
     """Every interval the lesson's text quotes from --full is the committed file's, to 3 places."""
-    full = json.loads((ROOT / "results" / "07_real_data_full.json").read_text(encoding="utf-8"))
+    full = json.loads((ROOT / "results" / "07c_fixed_width_full.json").read_text(encoding="utf-8"))
     text = (ROOT / "07_real_data.py").read_text(encoding="utf-8")
 
     def quoted(entry):

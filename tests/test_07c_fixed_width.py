@@ -91,7 +91,7 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
 def test_the_study_quotes_its_runs_as_their_jsons_say():
     """The default run's fixed-width means, gain and width's part, and the --full intervals."""
     default = json.loads((ROOT / "results" / "07c_fixed_width.json").read_text(encoding="utf-8"))
-    full = json.loads((ROOT / "results" / "07_real_data_full.json").read_text(encoding="utf-8"))
+    full = json.loads((ROOT / "results" / "07c_fixed_width_full.json").read_text(encoding="utf-8"))
     text = (ROOT / "further" / "07c_fixed_width.py").read_text(encoding="utf-8")
 
     def quoted(entry):

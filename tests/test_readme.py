@@ -251,7 +251,7 @@ def test_the_path_table_quotes_its_json():
     assert f"by {min(edges):.3f} and {max(edges):.3f} NMSE" in row
     row = path_row("07_real_data")
     protocol = committed("07_real_data")["train_gain_with_heads"]["fixed-head-dim"]["64"]
-    full = committed("07_real_data_full")["train_gain_with_heads"]
+    full = committed("07c_fixed_width_full")["train_gain_with_heads"]
     for entry in (protocol, full["fixed-head-dim"]["64"]):
         assert interval(entry) in row
 
@@ -261,7 +261,7 @@ def test_the_path_table_does_not_answer_the_class_s_questions():
     (is the fixed-width gain clear) are asked in class before their figures: the front page
     names none of their answers."""
     rows = path_row("06_allocation") + path_row("07_real_data")
-    fixed = committed("07_real_data_full")["train_gain_with_heads"]["fixed-width"]["64"]
+    fixed = committed("07c_fixed_width_full")["train_gain_with_heads"]["fixed-width"]["64"]
     for answer in ("front-loaded", "back-loaded", "front −", "H = M", "H = 4", interval(fixed)):
         assert answer not in rows, answer
 
