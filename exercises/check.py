@@ -888,9 +888,10 @@ def _seven():
     --full run, else lesson 07's --full run where it trained the fixed width too, else 07c's
     default run."""
     for stem in ("07c_fixed_width_full", "07_real_data_full"):
-        path = REPOSITORY / "results" / f"{stem}.json"
-        if path.exists() and "fixed-width" in _committed(stem)["train_gain_with_heads"]:
-            return _committed(stem)
+        if (REPOSITORY / "results" / f"{stem}.json").exists():
+            numbers = _committed(stem)
+            if "fixed-width" in numbers["train_gain_with_heads"]:
+                return numbers
     return _committed("07c_fixed_width")
 
 
@@ -978,12 +979,10 @@ INTERVAL_CASES = (([0.1, 0.3], (-1.0706204736174694, 1.4706204736174693)),
                   ([-1.0, 1.0, 3.0], (-3.9682754235006605, 5.9682754235006605)))
 
 
-def _gains_at_64(stem):
-    """Lesson 07's per-seed training gains from the fewest to the most heads at T = 64."""
-    path = REPOSITORY / "results" / f"{stem}.json"
-    if not path.exists():
-        return None
-    gains = _committed(stem)["train_gain_with_heads"]["fixed-head-dim"]
+def _gains_at_64(numbers):
+    """Lesson 07's per-seed training gains from the fewest to the most heads at T = 64 in a
+    results file's numbers (None where it has no T = 64)."""
+    gains = numbers["train_gain_with_heads"]["fixed-head-dim"]
     return gains.get("64", {}).get("per_seed")
 
 
@@ -995,9 +994,9 @@ def ex07_interval(student):
             _close(low, got_low, f"the low end, {what}")
             _close(high, got_high, f"the high end, {what}")
         shown = []
-        full = "07c_fixed_width_full" if _gains_at_64("07c_fixed_width_full") else "07_real_data_full"
-        for stem, runs in (("07_real_data", "the default run"), (full, "--full")):
-            seeds = _gains_at_64(stem)
+        for numbers, runs in ((_committed("07_real_data"), "the default run"),
+                              (_seven(), "--full")):
+            seeds = _gains_at_64(numbers)
             if seeds:
                 got_low, got_high = _pair(_call(student, runs, list(seeds)), runs)
                 shown.append(f"{runs}, {len(seeds)} seeds: [{got_low:+.3f}, {got_high:+.3f}]")

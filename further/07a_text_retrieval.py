@@ -375,6 +375,7 @@ if __name__ == "__main__" and "text" in args.parts:
 
 # %%
 def report_held_out(gains):
+    """One line per sweep and T: held_out_gains' paired difference and its interval."""
     for sweep, by_T in gains.items():
         for T, gain in by_T.items():
             print("   " + helpers.describe_difference(

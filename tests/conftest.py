@@ -1,4 +1,6 @@
 """Shared test fixtures: the repository root on sys.path, and a quick-preset config helper."""
+import contextlib
+import io
 import subprocess
 import sys
 import threading
@@ -256,6 +258,16 @@ def run_script(name, *flags, timeout=120):
     """Run a numbered script as a user would; returns the CompletedProcess."""
     return subprocess.run([sys.executable, str(helpers.script_path(name)), *flags], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, encoding="utf-8")
+
+
+def printed_help(module):
+    """What `--help` prints for a numbered file's config, in this process; it must exit 0 (a
+    real command line's refusal is tested once, in test_flag_contract)."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(SystemExit) as stop:
+        module.config(["--help"])
+    assert stop.value.code == 0
+    return printed.getvalue()
 
 
 def assert_rejected(name, flags, flag_name):

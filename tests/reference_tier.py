@@ -39,16 +39,11 @@ SETTINGS = {
 }
 
 
-def merged(names):
-    """The numbers of several results files as one: their keys side by side (each file's own
-    record of itself, rerun_tolerance.NOT_NUMBERS, left out), and each file's sha256."""
-    numbers, digests = {}, {}
-    for name in names:
-        content = (ROOT / "results" / name).read_bytes()
-        digests[name] = hashlib.sha256(content).hexdigest()
-        numbers.update({key: value for key, value in json.loads(content).items()
-                        if key not in rerun_tolerance.NOT_NUMBERS})
-    return numbers, digests
+def merged(written):
+    """The numbers of several results files ({name: its numbers}) as one: their keys side by
+    side, each file's own record of itself (rerun_tolerance.NOT_NUMBERS) left out."""
+    return {key: value for numbers in written.values() for key, value in numbers.items()
+            if key not in rerun_tolerance.NOT_NUMBERS}
 
 
 def by_part(old, new):
@@ -59,25 +54,20 @@ def by_part(old, new):
             for key in old.keys() & new.keys() if key not in rerun_tolerance.NOT_NUMBERS}
 
 
-def where_made(names):
-    """Each re-made file's commit, torch build, CPU and wall time."""
-    return {name: rerun_tolerance.environment(json.loads(
-        (ROOT / "results" / name).read_text(encoding="utf-8"))) for name in names}
-
-
 def main(argv=None):
     args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0])
     run = plumbing.Run("reference_tier", args, named=("against",), script=Path(__file__))
     files, pooled = {}, {}
     for old_name, new_names in REPLACED.items():
-        missing = [name for name in new_names if not (ROOT / "results" / name).is_file()]
-        old_bytes = rerun_tolerance.committed_version(old_name, args.against)
-        if missing or not any(json.loads((ROOT / "results" / name).read_bytes()).get("provenance")
-                              for name in new_names):
+        contents = {name: (ROOT / "results" / name).read_bytes() for name in new_names
+                    if (ROOT / "results" / name).is_file()}
+        written = {name: json.loads(content) for name, content in contents.items()}
+        missing = [name for name in new_names if name not in written]
+        if missing or not any(numbers.get("provenance") for numbers in written.values()):
             print(f"{old_name}: left out ({', '.join(missing) or 'not re-made'} not in results/)")
             continue
-        new, digests = merged(new_names)
-        old = json.loads(old_bytes)
+        old_bytes = rerun_tolerance.committed_version(old_name, args.against)
+        old, new = json.loads(old_bytes), merged(written)
         changes, flipped = rerun_tolerance.compare(old, new)
         summaries = {sort: rerun_tolerance.summary(values) for sort, values in changes.items()}
         for sort, values in changes.items():
@@ -85,8 +75,9 @@ def main(argv=None):
             rerun_tolerance.shown(old_name, sort, summaries[sort])
         files[old_name] = {"committed": {**rerun_tolerance.environment(old),
                                          "sha256": hashlib.sha256(old_bytes).hexdigest()},
-                           "remade": {name: {**made, "sha256": digests[name]}
-                                      for name, made in where_made(new_names).items()},
+                           "remade": {name: {**rerun_tolerance.environment(numbers),
+                                             "sha256": hashlib.sha256(contents[name]).hexdigest()}
+                                      for name, numbers in written.items()},
                            "changes": summaries, "flipped": flipped,
                            "by_part": by_part(old, new)}
     by_kind = {sort: rerun_tolerance.summary(values) for sort, values in pooled.items()}

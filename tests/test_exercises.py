@@ -9,11 +9,13 @@ import math
 import os
 import runpy
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
+import numpy
 import pytest
 
 import conftest
@@ -195,6 +197,12 @@ def interval_with(quantile, population=False, root=True):
     return interval
 
 
+def interval_as_an_array(differences):
+    """A right 7.4 in another form: statistics' mean and stdev, an array of the two ends."""
+    half = scipy_t(len(differences)) * statistics.stdev(differences) / math.sqrt(len(differences))
+    return statistics.mean(differences) + numpy.array([-1, 1]) * half
+
+
 def new_hand_built_layer(layer, D):
     """A right 3.3 that builds a layer of its own and returns it, leaving the given one alone."""
     import torch
@@ -222,9 +230,7 @@ def right(name):
         "ex02_decades": [lambda e: tuple(math.log10(e[h - 1]) - math.log10(e[h])
                                          for h in range(1, len(e)))],
         "ex07_interval": [lambda d: list(interval_with(scipy_t)(d)),
-                          lambda d: __import__("statistics").mean(d) + __import__("numpy").array(
-                              [-1, 1]) * scipy_t(len(d)) * __import__("statistics").stdev(d)
-                          / math.sqrt(len(d))],
+                          interval_as_an_array],
     }.get(name, [])
 
 
