@@ -8,6 +8,8 @@ the cluster's workers instead of joblib's processes. Nothing else in the course 
     on_the_cluster  (index, result) of each run as it finishes on the cluster
 """
 
+import socket
+
 import helpers
 
 CLIENT = {"client": None}   # the Dask client of --scheduler, else None
@@ -15,15 +17,28 @@ CLIENT = {"client": None}   # the Dask client of --scheduler, else None
 
 def connect(address, seconds=10):
     """The Dask client of the scheduler at address, kept for every sweep; --scheduler is
-    refused in one line when Dask is missing or nothing answers within `seconds`."""
+    refused in one line when Dask is missing, the address names no host and port, or nothing
+    answers within `seconds`. A plain socket knocks first, so that a bad address is refused at
+    once, before Dask starts its event-loop thread (which a busy machine may start too late)."""
     try:
         from distributed import Client
+        from distributed.comm.addressing import get_address_host_port
     except ImportError:
         helpers.refuse("--scheduler",
                        "Dask is not installed: pip install -r requirements-cluster.txt")
     try:
+        host, port = get_address_host_port(address)
+    except ValueError:
+        helpers.refuse("--scheduler", f"expected an address such as tcp://host:8786, "
+                                      f"got {address!r}")
+    try:
+        socket.create_connection((host, port), timeout=seconds).close()
+    except OSError as error:
+        helpers.refuse("--scheduler", f"nothing answered at {address} within {seconds} s "
+                                      f"({type(error).__name__})")
+    try:
         CLIENT["client"] = Client(address, timeout=f"{seconds}s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as error:
+    except Exception as error:  # noqa: BLE001 - what answered is not a Dask scheduler
         helpers.refuse("--scheduler", f"no Dask scheduler answered at {address} within "
                                       f"{seconds} s ({type(error).__name__})")
     return CLIENT["client"]

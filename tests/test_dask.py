@@ -5,6 +5,7 @@ address is refused in one line, and a cluster that goes away mid-sweep ends it i
 A distributed.LocalCluster of 2 worker processes on the loopback address stands in for a
 cluster of machines (requirements-cluster.txt installs Dask; CI installs it too)."""
 import contextlib
+import socket
 import sys
 import threading
 import time
@@ -53,14 +54,51 @@ def test_a_lesson_s_quick_sweep_gives_on_a_cluster_the_numbers_it_gives_here(clu
     dask_path.CLIENT["client"] = None          # the next runs of this process train here
 
 
-def test_an_address_where_no_scheduler_answers_is_refused_in_one_line(capsys):
-    started = time.perf_counter()
+def refused(address, capsys):
+    """What connect(address) says on its way out, after checking it is one line and exit 2."""
     with pytest.raises(SystemExit) as stop:
-        dask_path.connect("tcp://127.0.0.1:9", seconds=1)   # the discard port: nothing listens
+        dask_path.connect(address, seconds=1)
     said = capsys.readouterr().err
-    assert stop.value.code == 2 and said.count("\n") == 1
-    assert "--scheduler" in said and "no Dask scheduler answered at tcp://127.0.0.1:9" in said
-    assert time.perf_counter() - started < 30
+    assert stop.value.code == 2 and said.count("\n") == 1 and "--scheduler" in said
+    return said
+
+
+def test_an_address_without_host_and_port_is_refused_before_dask_starts_a_thread(capsys):
+    """Dask's event-loop thread may start too late on a busy machine; a malformed address
+    is refused before it is started."""
+    def loops():
+        return [thread for thread in threading.enumerate() if thread.name == "IO loop"]
+
+    before = loops()
+    for address in ("", "no-such-value", "tcp://host-without-port"):
+        assert "expected an address such as tcp://host:8786" in refused(address, capsys)
+    assert loops() == before
+
+
+def test_an_address_where_nothing_answers_is_refused_at_once(capsys):
+    started = time.perf_counter()
+    said = refused("tcp://127.0.0.1:9", capsys)   # the discard port: nothing listens
+    assert "nothing answered at tcp://127.0.0.1:9" in said
+    assert time.perf_counter() - started < 5
+
+
+def test_an_address_where_something_else_answers_is_refused_in_one_line(capsys):
+    """A server that is not a Dask scheduler: it answers every connection with web text."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        with contextlib.suppress(OSError):
+            while True:
+                connection, _ = server.accept()
+                connection.sendall(b"HTTP/1.0 200 OK\r\n\r\nnot a scheduler" * 8)
+                connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        assert f"no Dask scheduler answered at {address}" in refused(address, capsys)
+    finally:
+        server.close()
 
 
 def test_the_flag_and_the_environment_variable_connect(monkeypatch, tmp_path):
