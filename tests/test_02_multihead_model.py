@@ -1,5 +1,6 @@
 """02_multihead_model.py (and its side studies 02a-02c): eq. 4 against a slow loop, parameter
 counts, training, the script."""
+import functools
 import math
 
 import pytest
@@ -61,6 +62,10 @@ def test_parameter_counts_equal_a_hand_count():
         "paper": encoder + readout, "total": encoder + readout + attention + E}
 
 
+REPRODUCED_STEPS = 50   # enough for the runs to part if anything were unseeded
+
+
+@functools.lru_cache(maxsize=None)   # the tests below share their 400-step runs
 def quick_run(h, D=2, seed=0, steps=400):
     return model_file.train_one(dict(model_file.RECIPE, T=8, h=h, seed=seed, D=D,
                                      directions="gaussian", total_width=None, layers=1,
@@ -69,9 +74,9 @@ def quick_run(h, D=2, seed=0, steps=400):
 
 
 def test_training_lowers_nmse_and_is_reproducible():
-    first = quick_run(h=2)
-    assert first["valid_nmse"] < 0.1  # an untrained model's NMSE is about 1 or more
-    assert quick_run(h=2)["valid_nmse"] == first["valid_nmse"]
+    assert quick_run(h=2)["valid_nmse"] < 0.1  # an untrained model's NMSE is about 1 or more
+    short = [quick_run.__wrapped__(h=2, steps=REPRODUCED_STEPS)["valid_nmse"] for _ in range(2)]
+    assert short[0] == short[1]                 # two fresh runs of one seed: the same numbers
 
 
 def test_h_equal_D_is_not_worse_than_h_below_D():
