@@ -9,11 +9,13 @@ and prints one line:
     [to do]      1.1 NMSE: not attempted yet
     [error]      1.1 NMSE: ZeroDivisionError: division by zero
 
-A student's code gets TIME_LIMIT seconds per check: it runs in a child process killed at the
-limit where fork is Python's start method (Linux), or else in a thread the check stops waiting
-for (Windows has no fork; macOS has it, but forking a process with threads is unsafe there), and
-then says the code may run on. Either way no `except` in it can hold the check, and sys.exit(),
-exit() or os._exit() in it is one error line. Ctrl-C while a check waits ends the child too.
+A student's code gets TIME_LIMIT seconds per check, in a process of its own that is killed at
+the limit: a forked child where fork is Python's start method (Linux), else a worker process
+that joblib's loky starts once and reuses (Windows has no fork; macOS has it, but forking a
+process with threads is unsafe there). No `except` in it can hold the check, and sys.exit(),
+exit() or os._exit() in it is one error line. Ctrl-C while a check waits ends that process too.
+Code that cannot be sent to another process (it holds an open file or a lock) runs in a thread
+instead, which the check stops at the limit unless the code catches even that.
 An error names the input it was called on and the student's line. The answer itself is never
 printed, nor its distance (a wrong number says which way, and by a band of relative size),
 unless asked for: `check.reveal("2.2")`. `summary()` counts the latest result of each
@@ -22,8 +24,11 @@ list can tell a right sentence from a wrong one, so any answer is "[answered]", 
 in class; the reference answer is in the teacher's version of the file.
 """
 import ast
+import collections
+import concurrent.futures
 import contextlib
 import copy
+import importlib
 import inspect
 import io
 import json
@@ -40,11 +45,15 @@ import sys
 import textwrap
 import threading
 import time
+import types
 import warnings
 from pathlib import Path
 
 ENVIRONMENT = "HEADS_REPOSITORY"   # the clone's path, for a handout kept outside a clone
 TIME_LIMIT = 15                    # seconds a check gives the student's code
+START_LIMIT = 120                  # seconds a new worker process may take to start and
+                                   # import torch, before a check's own time begins
+WORKER_IDLE = 600                  # seconds the worker waits for the next check, then ends
 MADE_FROM = None                   # (commit, its time) of a handout's source (make_handout.py)
 
 
@@ -240,12 +249,105 @@ def _stop(worker, tries=20):
     return not worker.is_alive()
 
 
+def _sources(student):
+    """{file name: linecache entry} of the student's code when linecache holds it (a notebook's
+    cells): the worker shows the student's line from it, as this process would."""
+    name = getattr(getattr(student, "__code__", None), "co_filename", None)
+    return {name: linecache.cache[name]} if name in linecache.cache else {}
+
+
+def _ready(paths, sources):
+    """The worker's first step for each check, outside its time: the clone on sys.path, the
+    course's imports (torch among them) done, the student's sources known. Its process id."""
+    for path in paths:
+        if path not in sys.path:
+            sys.path.append(path)
+    linecache.cache.update(sources)
+    importlib.import_module("helpers")           # and torch with it, before the check's time
+    return os.getpid()
+
+
+def _pickled(job):
+    """cloudpickle's bytes of job, each code object keeping its file name (cloudpickle 3.1
+    writes "<dynamic-code>" instead), so that in the worker an error still shows the student's
+    line and a leftover stub is still found in the student's file."""
+    import cloudpickle
+    if __name__ in sys.modules:                   # this file's functions go by value: the worker
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])   # need not import it
+    reduce_code = cloudpickle.Pickler.dispatch_table.get(types.CodeType)
+    if reduce_code is None:                              # a cloudpickle that keeps them itself
+        return cloudpickle.dumps(job)
+
+    def code_with_its_file(code):
+        constructor, fields = reduce_code(code)
+        return constructor, tuple(code.co_filename if field == "<dynamic-code>" else field
+                                  for field in fields)
+
+    class Pickler(cloudpickle.Pickler):
+        dispatch_table = collections.ChainMap({types.CodeType: code_with_its_file},
+                                              cloudpickle.Pickler.dispatch_table)
+
+    written = io.BytesIO()
+    Pickler(written).dump(job)
+    return written.getvalue()
+
+
+def _in_the_worker(payload):
+    """In the worker: the job sent as cloudpickle's bytes, run with what it prints captured."""
+    import cloudpickle
+    job = cloudpickle.loads(payload)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        value = job()
+    return list(value), printed.getvalue()
+
+
+def _worker_pid(sources=None):
+    """The reused worker process (joblib's loky) with _ready done: (the executor, its pid)."""
+    from joblib.externals.loky import get_reusable_executor
+    executor = get_reusable_executor(max_workers=1, timeout=WORKER_IDLE)
+    paths = [str(REPOSITORY), str(REPOSITORY / "further")]   # numbered files import from there
+    return executor, executor.submit(_ready, paths, sources or {}).result(timeout=START_LIMIT)
+
+
+def _in_worker(job, limit, sources):
+    """job() in a worker process that is killed after `limit` seconds, whatever the student's
+    code catches: (its value, what it printed), or None past the limit. Where fork is not safe;
+    a job that cannot be pickled (it holds a lock, an open file) runs in a thread (_threaded)."""
+    from joblib.externals.loky.process_executor import BrokenProcessPool
+    try:
+        payload = _pickled(job)
+    except Exception:  # noqa: BLE001 — whatever cannot be pickled runs here, in a thread
+        return _threaded(job, limit)
+    try:
+        executor, _ = _worker_pid(sources)
+    except Exception as error:  # noqa: BLE001 — a check must never crash the student's file
+        return ("error", f"no worker process could start to run your code within "
+                         f"{START_LIMIT} s ({type(error).__name__}: {error})"), ""
+    future = executor.submit(_in_the_worker, payload)
+    try:
+        value, printed = future.result(timeout=limit)
+    except concurrent.futures.TimeoutError:
+        executor.shutdown(wait=True, kill_workers=True)          # the next check starts another
+        return None
+    except BrokenProcessPool:
+        executor.shutdown(wait=True, kill_workers=True)
+        return ("error", "the process running your code ended before it answered "
+                         "(os._exit() in your code? out of memory?)"), ""
+    except Exception:  # noqa: BLE001 — the worker could not load the job: it runs here instead
+        return _threaded(job, limit)
+    except BaseException:                          # Ctrl-C while waiting: the worker goes too
+        executor.shutdown(wait=True, kill_workers=True)
+        raise
+    return tuple(value), printed
+
+
 RUNNING_ON = "running on"   # _threaded's answer when the student's code outlasted _stop
 
 
 def _threaded(job, limit):
-    """job() in a thread, where fork is not safe (Windows, macOS): (its value, ""); past the
-    limit None once the thread is stopped (_stop), else RUNNING_ON."""
+    """job() in a thread, for a job that cannot go to the worker process (_in_worker): (its
+    value, ""); past the limit None once the thread is stopped (_stop), else RUNNING_ON."""
     done = []
 
     def work():
@@ -286,7 +388,10 @@ def _say(text, end="\n"):
 def _run(number, title, test, student=None):
     """Run one check under the time limit; print and record one line; never raise."""
     job = lambda: _outcome(test, student)                        # noqa: E731
-    finished = (_forked if _fork_is_safe() else _threaded)(job, TIME_LIMIT)
+    if _fork_is_safe():
+        finished = _forked(job, TIME_LIMIT)
+    else:
+        finished = _in_worker(job, TIME_LIMIT, _sources(student))
     if finished is None or finished is RUNNING_ON:
         status, line = "not yet", (f"stopped after {TIME_LIMIT} s, the check's time limit: does "
                                    f"your code finish?")

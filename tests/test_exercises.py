@@ -578,8 +578,9 @@ def test_torch_runs_in_the_checks_child_after_the_kernel_used_its_threads(capsys
 
 
 def test_without_fork_or_outside_the_main_thread_a_check_still_returns(capsys, monkeypatch):
-    """Where there is no os.fork (Windows) the check waits for a thread up to the limit; from a
-    thread other than the main one (no signals there) the child process works as before."""
+    """Where there is no os.fork (Windows) the check waits for a worker process up to the limit
+    (the worker's start is not counted); from a thread other than the main one (no signals
+    there) the child process works as before."""
     import threading
     import time
     checks = check_module("check_no_fork")
@@ -597,16 +598,28 @@ def test_without_fork_or_outside_the_main_thread_a_check_still_returns(capsys, m
     worker.join(10)
     assert from_a_thread == ["not yet"]
     monkeypatch.delattr(os, "fork")
+    checks._worker_pid()                          # started and ready before the check's time
     started = time.monotonic()
     assert checks.ex01_nmse(nmse) == "not yet"
     assert time.monotonic() - started < 2.5
     assert capsys.readouterr().out.count("time limit") == 2
 
 
-def test_on_macos_a_check_runs_in_a_thread_and_stops_a_runaway_loop(capsys, monkeypatch):
+def alive(pid):
+    """Whether a process of this id still runs (not a zombie waiting to be collected)."""
+    status = Path(f"/proc/{pid}/stat")
+    try:
+        return status.read_text(encoding="utf-8").split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_on_macos_a_check_runs_in_a_worker_process_that_is_killed_at_the_limit(capsys,
+                                                                               monkeypatch):
     """macOS has os.fork but makes spawn Python's start method (a forked process with threads
-    can hang there): the check must not fork; at the limit it stops the student's loop in its
-    thread, and says no more than that."""
+    can hang there): the check must not fork. Its worker process (loky's) runs the student's
+    loop, even one whose bare `except:` swallows everything, and is killed at the limit; the
+    next check starts another."""
     import multiprocessing
     import time
     checks = check_module("check_macos")
@@ -615,35 +628,62 @@ def test_on_macos_a_check_runs_in_a_thread_and_stops_a_runaway_loop(capsys, monk
     assert hasattr(os, "fork") and not checks._fork_is_safe()
     monkeypatch.setattr(os, "fork", lambda: pytest.fail("the check forked on macOS"))
 
-    def nmse(prediction, target):
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
-            pass
-        return 0.0
+    def swallows_everything(prediction, target):
+        while True:
+            try:
+                time.sleep(0.001)
+            except:  # noqa: E722 — what a student may write
+                pass
 
+    _, worker = checks._worker_pid()
     started = time.monotonic()
-    assert checks.ex01_nmse(nmse) == "not yet"
+    assert checks.ex01_nmse(swallows_everything) == "not yet"
     assert time.monotonic() - started < 2.5
     said = capsys.readouterr().out
     assert "time limit" in said and "may still be running" not in said
+    assert not alive(worker)
+    _, another = checks._worker_pid()
+
+    def right(prediction, target):   # defined here, so that it travels by value, as a student's
+        return float(((prediction - target) ** 2).mean() / target.var(unbiased=False))
+
+    assert another != worker and checks.ex01_nmse(right) == "ok"
 
 
-def test_on_the_thread_path_a_runaway_loop_is_stopped_and_one_that_catches_all_is_named(
-        capsys, monkeypatch):
-    """Windows, macOS: a loop that never ends stops at the limit (an exception raised in its
-    thread), `except Exception` inside it included; a bare `except:` that swallows even that
-    keeps running, and the line says so."""
+def test_code_the_worker_cannot_load_runs_here_instead(tmp_path, monkeypatch):
+    """The worker learns sys.path when it starts: a module the student imports from a folder
+    added later cannot be imported there, so that check runs in a thread here, and passes."""
+    checks = check_module("check_unloadable")
+    monkeypatch.setattr(checks, "_fork_is_safe", lambda: False)
+    checks._worker_pid()                                        # started before the folder
+    (tmp_path / "students_own.py").write_text(
+        "import torch\n\ndef nmse(p, t):\n"
+        "    return float(((p - t) ** 2).mean() / t.var(unbiased=False))\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    own = importlib.import_module("students_own")
+    monkeypatch.setitem(sys.modules, "students_own", own)
+    assert checks.ex01_nmse(own.nmse) == "ok"
+
+
+def test_code_that_cannot_be_pickled_runs_in_a_thread_stopped_at_the_limit(capsys,
+                                                                            monkeypatch):
+    """Windows, macOS: a student's function that holds a lock cannot be sent to the worker
+    process, so it runs in a thread: a loop that never ends stops at the limit (an exception
+    raised in its thread), `except Exception` inside it included; a bare `except:` that
+    swallows even that keeps running, and the line says so."""
     import threading
     import time
     checks = check_module("check_thread_stop")
     monkeypatch.setattr(checks, "TIME_LIMIT", 1)
     monkeypatch.setattr(checks, "_fork_is_safe", lambda: False)
-    steps = []
+    monkeypatch.setattr(checks, "_worker_pid", lambda *_: pytest.fail("sent to the worker"))
+    steps, lock = [], threading.Lock()
 
     def nmse(prediction, target):
         while True:
             try:
-                steps.append(1)
+                with lock:
+                    steps.append(1)
                 time.sleep(0.001)
             except Exception:  # noqa: BLE001 — what a student may write
                 pass
@@ -659,7 +699,8 @@ def test_on_the_thread_path_a_runaway_loop_is_stopped_and_one_that_catches_all_i
     def swallows_everything(prediction, target):
         while not stop.is_set():
             try:
-                time.sleep(0.001)
+                with lock:
+                    time.sleep(0.001)
             except:  # noqa: E722 — catches the check's stop as well
                 pass
 
@@ -676,9 +717,9 @@ def test_python_3_14_s_forkserver_on_linux_still_forks_the_check(monkeypatch):
     assert checks._fork_is_safe() == hasattr(os, "fork")
 
 
-def test_os_exit_on_the_thread_path_is_one_line_and_the_file_goes_on(tmp_path):
-    """Without fork (Windows) the student's code runs in a thread of the file's own process,
-    where os._exit() would end the file with no word. Run on a simulated Windows."""
+def test_os_exit_without_fork_is_one_line_and_the_file_goes_on(tmp_path):
+    """Without fork (Windows) the student's code runs in a worker process, which os._exit()
+    ends: one error line, and the file goes on. Run on a simulated Windows."""
     script = tmp_path / "student.py"
     script.write_text(
         "import os, sys\n"
@@ -764,13 +805,15 @@ def test_nan_is_named_not_measured(capsys):
     assert "nan" in line and "the answer is a finite number" in line, line
 
 
-def test_ctrl_c_during_a_check_leaves_no_process_running(tmp_path):
+@pytest.mark.parametrize("system", ["linux", "macos"])
+def test_ctrl_c_during_a_check_leaves_no_process_running(system, tmp_path):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while a check waits on
-    a bare-except loop: the script ends and the child running the student's code is gone."""
+    a bare-except loop: the script ends and the process running the student's code (the forked
+    child on Linux, the worker on a simulated macOS) is gone."""
     import signal
     import time
-    if not hasattr(os, "fork"):
-        pytest.skip("the child process exists only where there is os.fork")
+    if not hasattr(os, "killpg"):
+        pytest.skip("a process group to send Ctrl-C to exists only on Unix")
     pid_file = tmp_path / "child.pid"
     script = tmp_path / "student.py"
     script.write_text(f"""
@@ -789,7 +832,9 @@ def nmse(prediction, target):
 
 check.ex01_nmse(nmse)
 """, encoding="utf-8")
-    student = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, text=True,
+    command = [sys.executable, str(script)] if system == "linux" else [
+        sys.executable, str(ROOT / "tests" / "simulated_os.py"), system, str(script)]
+    student = subprocess.Popen(command, cwd=tmp_path, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True, encoding="utf-8")
     deadline = time.monotonic() + 60
