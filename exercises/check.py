@@ -302,12 +302,25 @@ def _in_the_worker(payload):
     return list(value), printed.getvalue()
 
 
+WORKER = {"executor": None}   # the checks' own loky executor: joblib's sweeps keep theirs
+
+
 def _worker_pid(sources=None):
-    """The reused worker process (joblib's loky) with _ready done: (the executor, its pid)."""
-    from joblib.externals.loky import get_reusable_executor
-    executor = get_reusable_executor(max_workers=1, timeout=WORKER_IDLE)
+    """The worker process (joblib's loky), started by the first check and reused until one is
+    killed, with _ready done: (its executor, its pid)."""
+    from joblib.externals.loky import ProcessPoolExecutor
+    if WORKER["executor"] is None:
+        WORKER["executor"] = ProcessPoolExecutor(max_workers=1, timeout=WORKER_IDLE)
+    executor = WORKER["executor"]
     paths = [str(REPOSITORY), str(REPOSITORY / "further")]   # numbered files import from there
     return executor, executor.submit(_ready, paths, sources or {}).result(timeout=START_LIMIT)
+
+
+def _kill_worker():
+    """End the worker process whatever it runs; the next check starts another."""
+    executor, WORKER["executor"] = WORKER["executor"], None
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
 
 
 def _in_worker(job, limit, sources):
@@ -322,22 +335,23 @@ def _in_worker(job, limit, sources):
     try:
         executor, _ = _worker_pid(sources)
     except Exception as error:  # noqa: BLE001 — a check must never crash the student's file
+        _kill_worker()
         return ("error", f"no worker process could start to run your code within "
                          f"{START_LIMIT} s ({type(error).__name__}: {error})"), ""
     future = executor.submit(_in_the_worker, payload)
     try:
         value, printed = future.result(timeout=limit)
     except concurrent.futures.TimeoutError:
-        executor.shutdown(wait=True, kill_workers=True)          # the next check starts another
+        _kill_worker()
         return None
     except BrokenProcessPool:
-        executor.shutdown(wait=True, kill_workers=True)
+        _kill_worker()
         return ("error", "the process running your code ended before it answered "
                          "(os._exit() in your code? out of memory?)"), ""
     except Exception:  # noqa: BLE001 — the worker could not load the job: it runs here instead
         return _threaded(job, limit)
     except BaseException:                          # Ctrl-C while waiting: the worker goes too
-        executor.shutdown(wait=True, kill_workers=True)
+        _kill_worker()
         raise
     return tuple(value), printed
 

@@ -19,6 +19,7 @@ import numpy
 import pytest
 
 import conftest
+import helpers
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -577,10 +578,9 @@ def test_torch_runs_in_the_checks_child_after_the_kernel_used_its_threads(capsys
     assert "time limit" not in capsys.readouterr().out
 
 
-def test_without_fork_or_outside_the_main_thread_a_check_still_returns(capsys, monkeypatch):
-    """Where there is no os.fork (Windows) the check waits for a worker process up to the limit
-    (the worker's start is not counted); from a thread other than the main one (no signals
-    there) the child process works as before."""
+def test_outside_the_main_thread_a_check_still_returns(capsys, monkeypatch):
+    """From a thread other than the main one (no signals there) the forked child stops at the
+    limit as from the main thread. (Without fork: the worker process's tests below.)"""
     import threading
     import time
     checks = check_module("check_no_fork")
@@ -597,12 +597,7 @@ def test_without_fork_or_outside_the_main_thread_a_check_still_returns(capsys, m
     worker.start()
     worker.join(10)
     assert from_a_thread == ["not yet"]
-    monkeypatch.delattr(os, "fork")
-    checks._worker_pid()                          # started and ready before the check's time
-    started = time.monotonic()
-    assert checks.ex01_nmse(nmse) == "not yet"
-    assert time.monotonic() - started < 2.5
-    assert capsys.readouterr().out.count("time limit") == 2
+    assert capsys.readouterr().out.count("time limit") == 1
 
 
 def alive(pid):
@@ -619,14 +614,19 @@ def test_on_macos_a_check_runs_in_a_worker_process_that_is_killed_at_the_limit(c
     """macOS has os.fork but makes spawn Python's start method (a forked process with threads
     can hang there): the check must not fork. Its worker process (loky's) runs the student's
     loop, even one whose bare `except:` swallows everything, and is killed at the limit; the
-    next check starts another."""
+    next check starts another. The worker is the checks' own: joblib's worker processes, which
+    a lesson's sweep in the same notebook uses, start and train before and after it."""
     import multiprocessing
     import time
     checks = check_module("check_macos")
-    monkeypatch.setattr(checks, "TIME_LIMIT", 1)
+    monkeypatch.setattr(checks, "TIME_LIMIT", 0.5)
     monkeypatch.setattr(multiprocessing, "get_start_method", lambda allow_none=False: "spawn")
     assert hasattr(os, "fork") and not checks._fork_is_safe()
     monkeypatch.setattr(os, "fork", lambda: pytest.fail("the check forked on macOS"))
+    runs = [{"device": "cpu", "index": index} for index in range(4)]
+
+    def right(prediction, target):   # defined here, so that it travels by value, as a student's
+        return float(((prediction - target) ** 2).mean() / target.var(unbiased=False))
 
     def swallows_everything(prediction, target):
         while True:
@@ -635,19 +635,17 @@ def test_on_macos_a_check_runs_in_a_worker_process_that_is_killed_at_the_limit(c
             except:  # noqa: E722 — what a student may write
                 pass
 
+    assert checks.ex01_nmse(right) == "ok"                    # the worker starts first
     _, worker = checks._worker_pid()
+    assert helpers.run_sweep(runs, 2, dict, str, cost=len) == runs
     started = time.monotonic()
     assert checks.ex01_nmse(swallows_everything) == "not yet"
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 2
     said = capsys.readouterr().out
     assert "time limit" in said and "may still be running" not in said
     assert not alive(worker)
-    _, another = checks._worker_pid()
-
-    def right(prediction, target):   # defined here, so that it travels by value, as a student's
-        return float(((prediction - target) ** 2).mean() / target.var(unbiased=False))
-
-    assert another != worker and checks.ex01_nmse(right) == "ok"
+    assert helpers.run_sweep(runs, 2, dict, str, cost=len) == runs
+    assert checks.ex01_nmse(right) == "ok" and checks._worker_pid()[1] != worker
 
 
 def test_code_the_worker_cannot_load_runs_here_instead(tmp_path, monkeypatch):
@@ -674,7 +672,7 @@ def test_code_that_cannot_be_pickled_runs_in_a_thread_stopped_at_the_limit(capsy
     import threading
     import time
     checks = check_module("check_thread_stop")
-    monkeypatch.setattr(checks, "TIME_LIMIT", 1)
+    monkeypatch.setattr(checks, "TIME_LIMIT", 0.5)
     monkeypatch.setattr(checks, "_fork_is_safe", lambda: False)
     monkeypatch.setattr(checks, "_worker_pid", lambda *_: pytest.fail("sent to the worker"))
     steps, lock = [], threading.Lock()
@@ -688,11 +686,11 @@ def test_code_that_cannot_be_pickled_runs_in_a_thread_stopped_at_the_limit(capsy
             except Exception:  # noqa: BLE001 — what a student may write
                 pass
 
-    threads = threading.active_count()
+    threads = set(threading.enumerate())
     assert checks.ex01_nmse(nmse) == "not yet"
     counted = len(steps)
     time.sleep(0.3)
-    assert len(steps) == counted and threading.active_count() == threads    # it stopped
+    assert len(steps) == counted and set(threading.enumerate()) <= threads   # it stopped
     assert "may still be running" not in capsys.readouterr().out
     stop = threading.Event()
 
