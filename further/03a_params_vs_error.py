@@ -6,8 +6,8 @@
 # rises ("mild overfitting"). Does lesson 02's model, its MLP width swept, show both? This study
 # deepens 03's bounds with trained models, whose attention logits are lesson 02's (paper A's
 # β = 1, nothing capping them). `python further/03a_params_vs_error.py` (1 min 28 s
-# on 2 cores; `--full`: a wider N sweep, 5 T, 3 seeds, not timed); its notebook replays a
-# committed run of the same sweep (`--replay results/03a_params_vs_error_torch2.14.json`).
+# on 2 cores; `--full`: a wider N sweep, 5 T, 3 seeds, not timed); its notebook replays that
+# default run, committed (`--replay results/03a_params_vs_error.json`).
 
 # %%
 """03a · Fig. 1b trained: min validation NMSE against parameters, h = 3 and h = 4 (study of 03)."""
@@ -53,7 +53,7 @@ SETTINGS = {
 }
 PARTS = {"widths": ()}  # the study is one part
 
-NOTEBOOK_ARGS = "--replay ../results/03a_params_vs_error_torch2.14.json"  # the committed run
+NOTEBOOK_ARGS = "--replay ../results/03a_params_vs_error.json"  # the committed run
 
 
 def refusals(args):
@@ -197,8 +197,8 @@ if __name__ == "__main__" and not args.replay:
 # %% [markdown]
 # ## What the committed run shows
 #
-# `results/03a_params_vs_error_torch2.14.json` (the default sweep on torch 2.14.1: min over
-# 2 seeds, 3,000 steps, N = 8 … 64, T = 8 and 32): the fitted slope of log NMSE against log
+# `results/03a_params_vs_error.json` (the default sweep, 1 min 28 s: min over 2 seeds, 3,000
+# steps, N = 8 … 64, T = 8 and 32): the fitted slope of log NMSE against log
 # parameters is −0.54 (T = 8) and −0.53 (T = 32) for h = 3, −0.19 and +0.11 for h = 4: as in the
 # paper, below D more parameters help and at h = D little. Where the h = 4 validation error rises
 # (T = 32, N = 32 → 64: 3.5e-4 → 4.4e-4) the training error rises too (3.4e-4 → 3.7e-4), as
@@ -210,10 +210,6 @@ if __name__ == "__main__" and not args.replay:
 # to 1.3e-2 against about 1.6e-4 to 4.0e-4, at h = 4 1.6e-4 to 4.4e-4 against about 1.6e-7 to
 # 1.0e-6. The gap at h = 4 (about 400–1,000×) is of the order lesson 02 finds between its h = 4
 # minima and Table 3's (60–900×), with 3,000 steps and 2 seeds here.
-#
-# The study's own default run on torch 2.13.0+cpu (`results/03a_params_vs_error.json`, 1 min
-# 28 s) gives the same minima and slopes, to the last digit stored, as the run above on
-# 2.14.1+cu130.
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -41,9 +41,9 @@ def test_widths_keep_the_training_error_of_the_best_validation_seed():
 
 
 def test_the_committed_run_replays_with_the_numbers_the_text_quotes(capsys):
-    """The notebook draws results/03a_params_vs_error_torch2.14.json; its slopes and ranges are
+    """The notebook draws results/03a_params_vs_error.json; its slopes and ranges are
     the ones the study's markdown quotes, the paper's range beside ours."""
-    numbers = plumbing.replay(ROOT / "results" / "03a_params_vs_error_torch2.14.json")
+    numbers = plumbing.replay(ROOT / "results" / "03a_params_vs_error.json")
     slopes = {h: {T: round(entry["slope"], 2) for T, entry in by_length.items()}
               for h, by_length in numbers["widths"].items()}
     assert slopes == {"3": {"8": -0.54, "32": -0.53}, "4": {"8": -0.19, "32": 0.11}}
