@@ -71,7 +71,7 @@ check.ex05_entropy_floor(entropy_floor)
 # (row $q$: one fixed query with $C$ fresh contexts),
 # $\mathrm{Var}(y) = \mathrm{Var}(\mathbb E[y \mid q]) + \mathbb E[\mathrm{Var}(y \mid q)]$.
 # Return `(query_part, context_part)`, each with the population variance (divide by the count).
-# Then read `results/05a_confound_cuda.json` (the committed run the study replays) →
+# Then read `results/05a_confound.json` (the committed run the study replays) →
 # `confound` → `variance_split`: what share does the query part take at L = 16 and at L = 256?
 #
 # *Hint:* a row's mean estimates $\mathbb E[y \mid q]$.

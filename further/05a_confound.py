@@ -7,9 +7,8 @@
 # natural first target (softmax attention over Gaussian tokens), a gain that shrinks because the
 # query alone explains more and more of $y$: the variance split, the oracle beside the trained
 # heads and a flat-spectrum control show it. `python further/05a_confound.py` (31 s on 2
-# cores); the notebook replays the committed run `results/05a_confound_cuda.json` (one run of
-# lesson 05's runs with this study's parts and 05b's, with torch's CUDA build 2.14.1+cu130 on
-# the CPU, 4 min 3 s). The heads' logits are lesson 05's: 1/√d, free or capped at B.
+# cores); the notebook replays that default run, committed (`results/05a_confound.json`).
+# The heads' logits are lesson 05's: 1/√d, free or capped at B.
 
 # %%
 """05a · The oracle and the confound: a target whose dependence on the query grows with L."""
@@ -62,9 +61,8 @@ VARIANCE_QUERIES = 256      # fixed queries of the variance split
 VARIANCE_CONTEXTS = 32      # fresh contexts drawn for each of them
 VARIANCE_SEED_OFFSET = 1    # the split's sequences: seed --seed + 1
 
-# The notebook draws the committed run (lesson 05's runs with this study's parts; torch's CUDA
-# build, on the CPU).
-NOTEBOOK_ARGS = "--replay ../results/05a_confound_cuda.json"
+# The notebook draws the committed default run.
+NOTEBOOK_ARGS = "--replay ../results/05a_confound.json"
 
 
 def refusals(args):
@@ -347,8 +345,8 @@ if __name__ == "__main__" and not args.replay:
 # %% [markdown]
 # ## What we saw
 #
-# **The committed run** (`results/05a_confound_cuda.json`: 5 seeds, 1,500 steps; lesson 05's
-# default settings, and L = 16, 64, 256, d = 1 and 16 for part b).
+# **The committed run** (`results/05a_confound.json`, the default: part a reads lesson 05's
+# committed default run, 5 seeds, 1,500 steps; part b trains L = 16, 64, 256, d = 1 and 16).
 #
 # **The oracle.** The matches keep 64–65 % of the target's attention at every L, as
 # $\beta_L = 3 \log L$ intends, and the trained heads sit within 0.044 of the oracle at every
@@ -358,16 +356,10 @@ if __name__ == "__main__" and not args.replay:
 # (0.30 → 0.11 from $L$ = 16 to 256; paired change −0.195 [−0.205, −0.185]) — but the query
 # alone explains 27 % → 58 % → 86 % of Var(y), so most of that is the target getting easier, not
 # the model saturating: the SVD-cut rank-1 oracle gets *worse* with $L$ (0.41 → 0.68), and so
-# does the flat-spectrum control (0.58 → 0.92), while the trained rank-1 head gets better
-# (0.305 → 0.112) by learning the query-only part, which no rank-$r$ SVD cut keeps.
-#
-# **This study's own run** (`python further/05a_confound.py`, 31 s;
-# `results/05a_confound.json`, torch 2.13.0+cpu where the run above used 2.14.1+cu130) gives the
-# same oracle, trained numbers, variance split and decaying-spectrum curves to the printed
-# digits, but not the same flat control: its rank-1 cut goes 0.57 → 0.93 (above: 0.58 → 0.92),
-# and at $L$ = 256, rank 8 it gives 0.342 where the run above gives 0.629. With every singular
-# value equal, which subspace the SVD keeps is arbitrary, so the flat control's cuts below full
-# rank are not a stable number; its rise with $L$ is.
+# does the flat-spectrum control (0.57 → 0.93), while the trained rank-1 head gets better
+# (0.305 → 0.112) by learning the query-only part, which no rank-$r$ SVD cut keeps. With every
+# singular value of the flat control equal, which subspace its SVD keeps is arbitrary, so its
+# cuts below full rank are not a stable number; its rise with $L$ is.
 #
 # **The reference run** (`results/05_saturation_full.json`, lesson 05's `--full` settings:
 # L up to 256, d up to 16, B = 2 and 3, 2,500 steps; part b at L up to 1024, d = 1, 4, 16).
