@@ -30,6 +30,8 @@ REPLACED = {
                                 "06g_fixed_budget_full.json"],
     "07a_text_retrieval_full.json": ["07a_text_retrieval_full.json"],
     "07_real_data_full.json": ["07c_fixed_width_full.json"],      # both sweeps, as the old file
+    "06_allocation_fixed_heads1-2-4-8-16_fixed_steps1000.json": [   # its part a, at 1,000 steps
+        "06g_fixed_budget_fixed_heads1-2-4-8-16_fixed_steps1000.json"],
 }
 
 SETTINGS = {
