@@ -108,6 +108,30 @@ def test_a_handout_notebook_executes(student_folder):
     assert "[to do]" in printed and "[error]" not in printed and "[ok]" not in printed
 
 
+def test_in_a_notebook_on_macos_the_worker_names_the_student_s_line_and_stops_a_runaway():
+    """A notebook's cells live in the kernel's linecache, not in a file: the worker process that
+    runs the check on macOS and Windows still shows the student's line, still finds a stub
+    left in place, and is killed at the limit whatever the cell's loop catches."""
+    cells = [f"import sys\nsys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT / 'exercises')!r}]\n"
+             "import simulated_os\nsimulated_os.simulate('macos')\nimport check\n"
+             "check.TIME_LIMIT = 1",
+             "def nmse(prediction, target):\n    scale = 1.0\n"
+             "    return float(((prediction - target) ** 2).mean()) / 0 * scale\n"
+             "check.ex01_nmse(nmse)",
+             "def nmse(prediction, target):\n    started = True\n    raise NotImplementedError\n"
+             "check.ex01_nmse(nmse)",
+             "def nmse(prediction, target):\n    while True:\n        try:\n"
+             "            pass\n        except:\n            pass\n"
+             "check.ex01_nmse(nmse)"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    said = ["".join(out.get("text", "") for out in cell.get("outputs", []))
+            for cell in notebook.cells[1:]]
+    assert "[error]" in said[0] and "your line 3: return float(((prediction" in said[0]
+    assert "[to do]" in said[1] and "`raise NotImplementedError` left on line 3" in said[1]
+    assert "time limit" in said[2] and "may still be running" not in said[2]
+
+
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
 def test_no_solution_line_survives_in_the_handout(path, student_folder):
     reference = path.read_text(encoding="utf-8").splitlines()
