@@ -178,13 +178,12 @@ def plot_attention(found):
             axis.set_ylim(0, 1.05), axis.set_xlabel("position t")
         row[0].set_ylabel(f"h = {h}\nCLS attention")
         row[n_examples - 1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        matrix = torch.tensor(entry["attention_on_targets"])                # [h, D]
+        matrix = entry["attention_on_targets"]                              # [h][D]
+        n_heads, D = len(matrix), len(matrix[0])
         row[-1].imshow(matrix, vmin=0, vmax=1, cmap="Blues")
-        n_heads, D = matrix.shape
-        for head in range(n_heads):
-            for i in range(D):
-                row[-1].text(i, head, f"{matrix[head, i]:.2f}", ha="center", va="center",
-                             fontsize=7)
+        for head, shares in enumerate(matrix):
+            for i, share in enumerate(shares):
+                row[-1].text(i, head, f"{share:.2f}", ha="center", va="center", fontsize=7)
         row[-1].set_xticks(range(D), [f"a{i + 1}" for i in range(D)])
         row[-1].set_yticks(range(n_heads), [f"head {j + 1}" for j in range(n_heads)])
         row[-1].set_title("mean attention on\neach a_i's token", fontsize=9)
