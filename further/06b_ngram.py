@@ -8,7 +8,7 @@
 # task, beside a hand-built reference.
 # `python further/06b_ngram.py` (50 s on 2 cores; the notebook replays the committed runs
 # `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06c's models, and
-# `results/06b_ngram_full.json`, 37 min 24 s for three budgets).
+# `results/06b_ngram_full.json`, three budgets).
 
 # %%
 """06b · Paper B's 4-gram on white noise: the head count at fixed budgets, beside a reference."""
@@ -443,19 +443,20 @@ if __name__ == "__main__" and "a" in args.parts:
 # %% [markdown]
 # ## The reference run
 #
-# `python further/06b_ngram.py --full` (37 min 24 s, with other work sharing the cores;
+# `python further/06b_ngram.py --full` (84 min 4 s, with other work sharing the cores and
+# pausing it: its time is not its cost;
 # `results/06b_ngram_full.json`;
 # budgets 16, 32, 64, H = 1 … budget, 5 paired seeds, 2,000 steps, T = 32), held-out NMSE, mean over
 # seeds:
 #
 # | task, budget | H = 1 | 2 | 4 | 8 | 16 | 32 | 64 | lowest H per seed |
 # |---|---|---|---|---|---|---|---|---|
-# | linear, 16 | 9.1e-2 | 2.1e-2 | **1.5e-4** | 5.3e-4 | 6.7e-3 (d = 1) | | | 4, 4, 4, 4, 4 |
-# | linear, 32 | 1.1e-1 | 1.1e-2 | **1.4e-4** | 1.6e-4 | 3.3e-4 | 1.5e-3 (d = 1) | | 4, 4, 4, 4, 4 |
-# | linear, 64 | 1.1e-1 | 9.3e-3 | **1.4e-4** | 1.5e-4 | 1.8e-4 | 3.3e-4 | 6.5e-4 (d = 1) | 4, 8, 4, 4, 4 |
+# | linear, 16 | 9.5e-2 | 2.1e-2 | **1.5e-4** | 5.4e-4 | 6.8e-3 (d = 1) | | | 4, 4, 4, 4, 4 |
+# | linear, 32 | 1.1e-1 | 1.1e-2 | **1.4e-4** | 1.6e-4 | 3.3e-4 | 1.4e-3 (d = 1) | | 4, 4, 4, 4, 4 |
+# | linear, 64 | 1.0e-1 | 1.2e-2 | **1.4e-4** | 1.5e-4 | 1.8e-4 | 3.3e-4 | 6.6e-4 (d = 1) | 4, 8, 4, 4, 4 |
 # | tanh, 16 | 1.9e-1 | 4.9e-2 | **3.3e-4** | 2.3e-3 | 3.8e-2 (d = 1) | | | 4, 4, 4, 4, 4 |
 # | tanh, 32 | 2.0e-1 | 4.6e-2 | **3.1e-4** | 3.3e-4 | 1.2e-3 | 7.7e-3 (d = 1) | | 4, 8, 8, 4, 4 |
-# | tanh, 64 | 1.9e-1 | 4.2e-2 | **3.2e-4** | 4.0e-4 | 4.0e-4 | 9.7e-4 | 2.4e-3 (d = 1) | 4, 4, 4, 4, 4 |
+# | tanh, 64 | 1.9e-1 | 4.2e-2 | **3.2e-4** | 4.0e-4 | 4.0e-4 | 9.7e-4 | 2.5e-3 (d = 1) | 4, 4, 4, 4, 4 |
 # | reference (linear) | 0.28 | 0.067 | 0 | 0 | 0 (budgets 32, 64); none (16, d = 1) | 0 (64); none (32, d = 1) | none (d = 1) | |
 #
 # "none": the JSON's `null`, where d = 1 and no single hard head picks lag 2 or 3 (above), and
@@ -464,24 +465,24 @@ if __name__ == "__main__" and "a" in args.parts:
 # - the error is U-shaped in H at every budget, and its lowest mean is at H = 4 on both
 #   tasks and all three budgets; H = 4 is the lowest for 27 of the 30 (task, budget, seed) runs
 #   (H = 8 for the other 3). That the minimum does not move with the budget is not shown: the
-#   budgets span only 4×, and at budgets 32 and 64 H = 4 and 8 differ by 5–24 % in the mean and
-#   are not separated per seed (log10 NMSE, H = 4 minus H = 8, 95 % t: linear −0.042 [−0.087,
-#   +0.002] and −0.033 [−0.074, +0.007], tanh −0.016 [−0.140, +0.108] and −0.084 [−0.206,
-#   +0.037]), so a one-step move to H = 8 is not excluded; only at budget 16 does H = 4 beat
-#   H = 8 (d = 2) on both tasks (−0.554 [−0.634, −0.474] and −0.778 [−1.042, −0.514]). This run
+#   budgets span only 4×, and at budgets 32 and 64 H = 4 and 8 differ by 5–23 % in the mean and
+#   are not separated per seed (log10 NMSE, H = 4 minus H = 8, 95 % t: linear −0.040 [−0.085,
+#   +0.006] and −0.032 [−0.074, +0.010], tanh −0.015 [−0.138, +0.108] and −0.084 [−0.203,
+#   +0.036]), so a one-step move to H = 8 is not excluded; only at budget 16 does H = 4 beat
+#   H = 8 (d = 2) on both tasks (−0.560 [−0.646, −0.475] and −0.780 [−1.035, −0.525]). This run
 #   therefore neither supports nor counts against an Eq. (3)-type optimum that grows with the
 #   budget. The left side is consistent with too few heads for the 3 lags (H = 3 not run; the
-#   trained H ≤ 2 beat the lag-averaging reference 2.7–7.2× on the linear task): every H = 4
-#   beats H = 2 by a paired interval, H = 2 stays 68–148× and H = 1 572–781× above H = 4 at every
+#   trained H ≤ 2 beat the lag-averaging reference 2.7–6.3× on the linear task): every H = 4
+#   beats H = 2 by a paired interval, H = 2 stays 75–148× and H = 1 576–756× above H = 4 at every
 #   budget, and H = 4 is the first grid point past the reference's threshold of H = 3. The right
 #   side comes with a small head dimension (the d = 1 point is the highest right of H = 4) but
 #   not with it alone: at d = 1, 4× the heads (H = 16 at budget 16 → H = 64 at budget 64) lower
-#   the error 10× on the linear task (log10 +1.003 [+0.805, +1.201]) and 15× on tanh (+1.190
-#   [+0.938, +1.441]); at d = 2 (H = 8 → 32) 1.6× (+0.215 [+0.086, +0.343]) and 2.4× in the
-#   mean (+0.312 [−0.029, +0.653], not separated; these four ratios and intervals are in the
-#   analysis file `results/06b_ngram_analysis_of_06b_ngram_full.json`, `same_head_dim`). The
-#   trained single and double heads end 2.7–7.2× below the lag-averaging reference on the
-#   linear task (H = 1 2.7–3.1×, H = 2 3.2–7.2×; the same file's `reference_over_trained`),
+#   the error 10× on the linear task (log10 +1.010 [+0.797, +1.222]) and 15× on tanh (+1.188
+#   [+0.944, +1.432]); at d = 2 (H = 8 → 32) 1.6× (+0.221 [+0.090, +0.353]) and 2.4× in the
+#   mean (+0.313 [−0.014, +0.640], not separated; these four ratios and intervals are the full
+#   run's `same_head_dim`). The
+#   trained single and double heads end 2.7–6.3× below the lag-averaging reference on the
+#   linear task (H = 1 2.7–3.0×, H = 2 3.2–6.3×; the same file's `reference_over_trained`),
 #   which holds positional averages read linearly; we think the layer norm (which gives each
 #   position's value its own direction) and the MLP, which knows t, let them do better, and did
 #   not test it. Paper B's observation, best H = 8 against Eq. (3)'s 32, is reported by the
@@ -505,9 +506,9 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 # | claim | paper B | ours (`--full`: budgets 16, 32, 64, 5 seeds) | where we differ |
 # |---|---|---|---|
 # | the best H at a fixed budget on a 4-gram on white noise (Fig. 2, reviewers) | best H = 8; Eq. (3) predicted 32 (as its reviewers report it) | lowest mean at H = 4 at every budget and on both tasks; H = 4 the lowest for 27 of 30 runs | our task, budget, T and training are ours: not like for like |
-# | an Eq. (3)-type optimum grows with the budget | H* ∝ budget^{b/(a+b)} (Eq. (3) not in our sources) | the lowest mean stays at H = 4 from budget 16 to 64 (4×), but at 32 and 64 H = 4 and 8 are not separated (e.g. linear, 64: −0.033 [−0.074, +0.007]) | a one-step move is not excluded: neither for nor against |
+# | an Eq. (3)-type optimum grows with the budget | H* ∝ budget^{b/(a+b)} (Eq. (3) not in our sources) | the lowest mean stays at H = 4 from budget 16 to 64 (4×), but at 32 and 64 H = 4 and 8 are not separated (e.g. linear, 64: −0.032 [−0.074, +0.010]) | a one-step move is not excluded: neither for nor against |
 #
-# The error is U-shaped in H: on the left H = 1 and 2 stay 68–781× above H = 4, consistent with
+# The error is U-shaped in H: on the left H = 1 and 2 stay 75–756× above H = 4, consistent with
 # too few heads for the lags (H = 3 not run), and on the right a small head dimension (the d = 1
 # point is the highest right of H = 4), though at d = 1 more heads still lower the error 10–15×.
 # The default run (one budget, 2 seeds) agrees at budget 32.
@@ -516,24 +517,22 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 # ## Commands and files
 #
 #     python further/06b_ngram.py               # budget 32, 2 seeds, 600 steps (default): 50 s on a 2-core CPU
-#     python further/06b_ngram.py --full        # budgets 16, 32, 64, 5 seeds, 2,000 steps: 37 min 24 s
+#     python further/06b_ngram.py --full        # budgets 16, 32, 64, 5 seeds, 2,000 steps: 84 min 4 s here
 #     python further/06b_ngram.py --quick       # seconds; what the tests use
 #     python further/06b_ngram.py --replay results/06b_ngram_full.json   # the full run, drawn again
 #     python further/06b_ngram.py --replay results/06a_06b_06c_replayed.json   # the committed default run
-#     python further/06b_ngram.py --replay results/06b_ngram_full.json --out .   # writes its analysis file
+#     python further/06b_ngram.py --replay results/06a_06b_06c_replayed.json --out .   # writes its analysis file
 #
 # The full run's committed numbers are `results/06b_ngram_full.json` and its figure
 # `figures/06b_ngram_full.png`. Output (under runs/, which git ignores; `--out .`
 # refreshes the committed files): `results/06b_ngram.json` with `ngram`;
 # `figures/06_ngram.png`. A run stores per budget `reference_over_trained` and, beside `tasks`,
-# `same_head_dim` (the d = 1 and d = 2 comparisons across budgets); the committed files lack
-# both, so a replay computes them from `trained` and `reference`, prints them and writes only
-# them, to a file of its own, `results/06b_ngram_analysis_of_<file>.json`, leaving the replayed
-# file as its run wrote it. The last command above wrote
-# `results/06b_ngram_analysis_of_06b_ngram_full.json`, the source of the d = 1 and d = 2
-# intervals and the reference ratios above; a replay of the default run writes
-# `results/06b_ngram_analysis_of_06a_06b_06c_replayed.json` (its `same_head_dim` is null: one
-# budget).
+# `same_head_dim` (the d = 1 and d = 2 comparisons across budgets), the full run's among them.
+# The committed default run predates both, so a replay computes them from `trained` and
+# `reference`, prints them and writes only them, to a file of its own,
+# `results/06b_ngram_analysis_of_<file>.json`, leaving the replayed file as its run wrote it:
+# the last command above wrote `results/06b_ngram_analysis_of_06a_06b_06c_replayed.json` (its
+# `same_head_dim` is null: one budget).
 
 # %% [markdown]
 # ## The run's file

@@ -32,6 +32,7 @@ REPLACED = {
     "07_real_data_full.json": ["07c_fixed_width_full.json"],      # both sweeps, as the old file
     "06_allocation_fixed_heads1-2-4-8-16_fixed_steps1000.json": [   # its part a, at 1,000 steps
         "06g_fixed_budget_fixed_heads1-2-4-8-16_fixed_steps1000.json"],
+    "06b_ngram_full.json": ["06b_ngram_full.json"],
 }
 
 SETTINGS = {
