@@ -3,7 +3,7 @@
 #
 # Paper A (arXiv 2510.06662), Appendix B.1 gives the data and model sizes but no training
 # recipe; file 02 trains with ours. What would longer or different training change? `python
-# further/02a_recipe_study.py` (24 min 35 s on 2 cores); its notebook replays the committed run.
+# further/02a_recipe_study.py` (16 min 21 s on 2 cores); its notebook replays the committed run.
 
 # %%
 """02a · The recipe study: what it takes to approach paper A's error levels (a study of 02)."""
@@ -26,7 +26,7 @@ model = helpers.load_concept("02_multihead_model")
 # The study trains file 02's model with file 02's settings (its table, the same flags and
 # presets) but 4,000 `steps` by default (twice the lesson's), and one row of its own: `replay`,
 # which draws a committed run's tables and figures again from its JSON instead of training
-# (25 minutes). The committed notebook shows the committed run this way, and its first lines say
+# (16 minutes). The committed notebook shows the committed run this way, and its first lines say
 # which run it is.
 
 # %%
@@ -148,21 +148,21 @@ if __name__ == "__main__" and "recipe" in args.parts:
 # %% [markdown]
 # ## What the committed run shows
 #
-# `results/02a_recipe_study.json` (24 min 35 s on 2 CPU cores; Gaussian $a_i$, 2 seeds; minima
+# `results/02a_recipe_study.json` (16 min 21 s on 2 CPU cores; Gaussian $a_i$, 2 seeds; minima
 # over seeds, the last model):
 #
 # | recipe | T = 8, h = 3 | T = 8, h = 4 | T = 32, h = 3 | T = 32, h = 4 |
 # |---|---|---|---|---|
 # | default (4,000 steps, batch 64, lr 1e-2) | 2.7e-3 | 8.3e-5 | 4.1e-3 | 2.0e-4 |
 # | long (20,000 steps) | 1.6e-3 | 1.7e-5 | 1.5e-3 | 1.6e-5 |
-# | long, batch 256, lr 3e-3 | 1.5e-3 | 7.2e-6 | 2.0e-3 | 1.2e-5 |
-# | long, random $a_i$ | 7.6e-4 | 1.5e-5 | 1.4e-3 | 2.5e-5 |
+# | long, batch 256, lr 3e-3 | 1.5e-3 | 7.2e-6 | 2.0e-3 | 1.3e-5 |
+# | long, random $a_i$ | 8.3e-4 | 1.4e-5 | 1.4e-3 | 2.7e-5 |
 # | Table 3 (minimum; at h = 3 a wider model, n = 11) | 2.1e-4 | 1.3e-6 | 2.7e-4 | 3.4e-7 |
 #
-# Five times the steps lowers every minimum (h = 4 by 4.7–12×, h = 3 by 1.7–2.8×); a larger batch
-# at a smaller rate lowers the $h = 4$ minima 1.4–2.4× more and leaves $h = 3$ mixed; no recipe
-# reaches Table 3's $h = 4$ minima (the best one stays 5.4–34× above). The best recorded checkpoint is the last model to within
-# 1.3 % everywhere, so reporting the last model costs nothing here. Two seeds per cell and no
+# Five times the steps lowers every minimum (h = 4 by 4.9–12×, h = 3 by 1.7–2.7×); a larger batch
+# at a smaller rate lowers the $h = 4$ minima 1.3–2.4× more and leaves $h = 3$ mixed; no recipe
+# reaches Table 3's $h = 4$ minima (the best one stays 5.4–37× above). The best recorded checkpoint is the last model to within
+# 0.53 % everywhere, so reporting the last model costs nothing here. Two seeds per cell and no
 # interval: read the recipes' order at $h = 3$ as a sign only. Every curve still falls over its
 # last quarter, where the learning rate decays to zero, so one run's curve cannot say where
 # more steps would stop helping: study 02e (`further/02e_training_budget.py`) searches the
@@ -176,7 +176,7 @@ if __name__ == "__main__" and "recipe" in args.parts:
 # 5x the steps, a larger batch with a smaller learning rate, the random reading of the a_i; it
 # reports the last model and the best recorded checkpoint, and the curve of error against steps.
 #
-#     python further/02a_recipe_study.py             # 24 min 35 s on a 2-core CPU (wall_time_s)
+#     python further/02a_recipe_study.py             # 16 min 21 s on a 2-core CPU (wall_time_s)
 #     python further/02a_recipe_study.py --quick     # seconds; what the tests use
 #     python further/02a_recipe_study.py --replay results/02a_recipe_study.json   # the committed run, drawn
 #

@@ -33,6 +33,7 @@ REPLACED = {
     "06_allocation_fixed_heads1-2-4-8-16_fixed_steps1000.json": [   # its part a, at 1,000 steps
         "06g_fixed_budget_fixed_heads1-2-4-8-16_fixed_steps1000.json"],
     "06b_ngram_full.json": ["06b_ngram_full.json"],
+    "02a_recipe_study.json": ["02a_recipe_study.json"],
 }
 
 SETTINGS = {
