@@ -7,7 +7,7 @@
 # language reference, beside the same model limited to 3 characters; then each head's score cut
 # to rank r. The blocks are lesson 06's: logits scaled by 1/√d, nothing capping them.
 # `python further/06a_text_allocation.py` (55 s on 2 cores; its notebook replays
-# the committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06b's and 06c's models).
+# that default run, committed: `results/06a_text_allocation.json`).
 
 # %%
 """06a · Character models at equal attention budgets, a 3-character control, rank by layer."""
@@ -58,8 +58,8 @@ SETTINGS = {
 PARTS = {"a": (), "b": ("a",)}  # b cuts the heads of a's trained models
 
 # the notebook draws the committed run: this study's models at the default, with 06b's and 06c's
-NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
-DEFAULT_RUN = "06a_06b_06c_replayed.json"   # the default run the notebook draws
+NOTEBOOK_ARGS = "--replay ../results/06a_text_allocation.json"
+DEFAULT_RUN = "06a_text_allocation.json"   # the default run the notebook draws
 FULL_RUN = "06a_text_allocation_full.json"  # this study's --full run
 
 TEXT_LR = 1e-2            # part a: AdamW's peak learning rate for the character models
@@ -556,7 +556,7 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #     python further/06a_text_allocation.py --full        # 5 seeds, 3,000 steps, the whole text
 #     python further/06a_text_allocation.py --quick       # seconds; what the tests use
 #     python further/06a_text_allocation.py --text my.txt # your own text
-#     python further/06a_text_allocation.py --replay results/06a_06b_06c_replayed.json
+#     python further/06a_text_allocation.py --replay results/06a_text_allocation.json
 #     python further/06a_text_allocation.py --replay results/06a_text_allocation_full.json
 #
 # The two replays draw the committed default and `--full` runs again (seconds). Output (under

@@ -7,7 +7,7 @@
 # the budget, as an Eq. (3)-type trade-off would? It deepens study 06g with paper B's own
 # task, beside a hand-built reference.
 # `python further/06b_ngram.py` (50 s on 2 cores; the notebook replays the committed runs
-# `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06c's models, and
+# `results/06b_ngram.json`, that default run, and
 # `results/06b_ngram_full.json`, three budgets).
 
 # %%
@@ -51,8 +51,8 @@ SETTINGS = {
 PARTS = {"a": ()}  # the study is one part
 
 # the notebook draws the committed run: this study's models at the default, with 06a's and 06c's
-NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
-DEFAULT_RUN = "06a_06b_06c_replayed.json"   # the default run the notebook draws
+NOTEBOOK_ARGS = "--replay ../results/06b_ngram.json"
+DEFAULT_RUN = "06b_ngram.json"   # the default run the notebook draws
 FULL_RUN = "06b_ngram_full.json"            # the --full run: three budgets, 5 seeds
 
 NGRAM_LAGS = 4  # y_t reads x_t, x_{t-1}, x_{t-2}, x_{t-3}, a 4-gram
@@ -520,19 +520,17 @@ if __name__ == "__main__" and args.replay and Path(args.replay).name == DEFAULT_
 #     python further/06b_ngram.py --full        # budgets 16, 32, 64, 5 seeds, 2,000 steps: 84 min 4 s here
 #     python further/06b_ngram.py --quick       # seconds; what the tests use
 #     python further/06b_ngram.py --replay results/06b_ngram_full.json   # the full run, drawn again
-#     python further/06b_ngram.py --replay results/06a_06b_06c_replayed.json   # the committed default run
-#     python further/06b_ngram.py --replay results/06a_06b_06c_replayed.json --out .   # writes its analysis file
+#     python further/06b_ngram.py --replay results/06b_ngram.json        # the default run, drawn again
 #
 # The full run's committed numbers are `results/06b_ngram_full.json` and its figure
 # `figures/06b_ngram_full.png`. Output (under runs/, which git ignores; `--out .`
 # refreshes the committed files): `results/06b_ngram.json` with `ngram`;
 # `figures/06_ngram.png`. A run stores per budget `reference_over_trained` and, beside `tasks`,
-# `same_head_dim` (the d = 1 and d = 2 comparisons across budgets), the full run's among them.
-# The committed default run predates both, so a replay computes them from `trained` and
-# `reference`, prints them and writes only them, to a file of its own,
-# `results/06b_ngram_analysis_of_<file>.json`, leaving the replayed file as its run wrote it:
-# the last command above wrote `results/06b_ngram_analysis_of_06a_06b_06c_replayed.json` (its
-# `same_head_dim` is null: one budget).
+# `same_head_dim` (the d = 1 and d = 2 comparisons across budgets; null with one budget), both
+# committed runs among them. A replay computes both again from `trained` and `reference`, for a
+# file that predates them, and writes them to a file of its own,
+# `results/06b_ngram_analysis_of_<file>.json` (under runs/ unless `--out .`), leaving the
+# replayed file as its run wrote it.
 
 # %% [markdown]
 # ## The run's file

@@ -8,8 +8,8 @@
 # grows, and that of later layers more? No model here changes its head dimension, so the claim
 # itself is not tested here (study 06d tests it). It deepens 06 (its thinner later layers) with
 # 06a's text models and their rank costs.
-# `python further/06c_trained_saturation.py` (1 min 39 s on 2 cores; the notebook replays the
-# committed run `results/06a_06b_06c_replayed.json`, 8 min 44 s with 06a's and 06b's models).
+# `python further/06c_trained_saturation.py` (1 min 39 s on 2 cores; the notebook replays that
+# default run, committed: `results/06c_trained_saturation.json`).
 
 # %%
 """06c · Attention entropy and top logit of trained character models against the context."""
@@ -47,7 +47,7 @@ SETTINGS = {
 PARTS = {"a": ()}  # the study is one part; it trains 06a's parts a and b first
 
 # the notebook draws the committed run: this study's models at the default, with 06a's and 06b's
-NOTEBOOK_ARGS = "--replay ../results/06a_06b_06c_replayed.json"
+NOTEBOOK_ARGS = "--replay ../results/06c_trained_saturation.json"
 
 SATURATION_WINDOWS = 64    # held-out windows the attention statistics are averaged over
 SATURATION_SHORTEST = 16   # the smallest context L measured (then L doubles up to T)
@@ -490,14 +490,13 @@ if __name__ == "__main__" and "a" in args.parts:
 #   at L = 16 … 128: no layer's $H(p)/\log L$ rises by a paired interval.** Its mean falls with
 #   $L$ in every layer; its interval lies below 0 in 3 of the 6 layers and reaches at most
 #   +0.023, +0.051 and +0.218 above 0 in the others (the table's last column), so a small rise
-#   there is not excluded. Nor does the effective number of keys $e^{H}$ rise by an interval
-#   where one exists: from $L$ = 16 to 64 its seed-paired change is not separated from 0 in
+#   there is not excluded. Nor does the effective number of keys $e^{H}$ rise by an interval:
+#   from $L$ = 16 to 64 its seed-paired change is not separated from 0 in
 #   either layer of the 2-layer models (layer 1 +0.17 [−2.98, +3.31] keys, layer 2 +2.22
-#   [−2.35, +6.78]; 3 seeds; the analysis file
-#   `results/06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json`,
-#   `effective_keys_longest_minus_shortest`), and in the 4-layer models it is not tested here
-#   (the replayed file keeps no per-seed entropy; the study's own default run does, and finds
-#   no layer's change separated over its 2 seeds: RESULTS.md, 06c). Its means (the same file's `effective_keys`: 3.9 → 3.9 and
+#   [−2.35, +6.78]; 3 seeds; the file's `effective_keys_longest_minus_shortest`), nor in any
+#   layer of the 4-layer models from $L$ = 16 to 128 (+9.23 [−96.96, +115.43], +0.19
+#   [−2.19, +2.57], +1.72 [−6.39, +9.83] and +2.02 [−10.72, +14.75] keys; 2 seeds, so the
+#   intervals are very wide). Its means (the file's `effective_keys`: 3.9 → 3.9 and
 #   5.7 → 7.7 keys while $L$ grows 4×; 8.7 → 14.4, 5.3 → 5.4, 5.5 → 7.2 and 5.2 → 7.2 while it
 #   grows 8×) suggest that the fall of $H(p)/\log L$ is mostly its denominator, but the
 #   intervals hold a change of a few keys either way. At the longest $L$ the trained heads keep
@@ -507,7 +506,7 @@ if __name__ == "__main__" and "a" in args.parts:
 #   [06d](06d_head_dim_context.ipynb) tests it, with d swept and each model trained at its own L.
 # - The top logit's margin over the row's mean grows 2.3–6.0× from L = 16 to the longest L in the
 #   trained models and 1.2–1.4× in their untrained twins, so some of the growth comes with $L$
-#   alone (means; the analysis file's `margin_growth`). Logits within $\pm B$ allow a margin up
+#   alone (means; the file's `margin_growth`). Logits within $\pm B$ allow a margin up
 #   to $2B$: the largest mean margin, 23.9 (4 layers, layer 2, L = 128), fits any cap
 #   $B \ge 12$ (its `largest_margin`), so these margins rule out a small cap such as file 05's
 #   $B = 2$, not bounded logits.
@@ -516,7 +515,7 @@ if __name__ == "__main__" and "a" in args.parts:
 #   hold 0.
 # - Over the 12 heads of the 2-layer models no association of $H(p)/\log L$ with 06a's part b
 #   rank-1 cost is detected: Spearman +0.16 (p = 0.62), approximate 95 % interval by Fisher's z
-#   [−0.47, +0.68] (the analysis file's `spearman_ci95`), which also holds a moderate
+#   [−0.47, +0.68] (the file's `spearman_ci95`), which also holds a moderate
 #   association of either sign; the 12 heads come from 3 models and are not independent, so the
 #   true interval is at least this wide.
 #
@@ -544,27 +543,18 @@ if __name__ == "__main__" and "a" in args.parts:
 #
 #     python further/06c_trained_saturation.py          # 06a's a and b, then this study (default): 1 min 39 s on a 2-core CPU
 #     python further/06c_trained_saturation.py --quick  # seconds; what the tests use
-#     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json
-#     python further/06c_trained_saturation.py --replay results/06a_06b_06c_replayed.json --out .
+#     python further/06c_trained_saturation.py --replay results/06c_trained_saturation.json
 #
 # The replay draws the committed run again (seconds). Output (under runs/, which git
 # ignores; `--out .` refreshes the committed files): `results/06c_trained_saturation.json` with
 # `saturation`; `figures/06_saturation.png`. A run stores per layer `effective_keys` beside
 # `entropy` and `margin`, per model kind `effective_keys_longest_minus_shortest` (the paired
 # change of e^H), `margin_growth` and `largest_margin`, and the Spearman correlation's
-# `spearman_ci95`. The committed file predates all of them, so a replay computes them from
-# `entropy`, `margin` and `spearman` (the change of e^H of the 2-layer models from the tie's
-# per-head entropies at the longest L and each seed's change of H/log L; the 4-layer models'
-# cannot be) and writes them, with the command above, to a file of their own,
-# `results/06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json`, the source of the
-# effective keys, their changes, the margins' growth and the Spearman interval above.
-#
-# The study's own default run, `results/06c_trained_saturation.json`, is not the run replayed
-# here: it ran this study's code with torch 2.13.0+cpu, where the replayed file was written by
-# 06's code (committed at 53dba57 as `results/06_allocation.json`, under its present name since
-# a36144e) with torch 2.14.1+cu130. It gives every statistic above to the last digit stored
-# (e.g. the 2-layer last − first layer entropy, +0.161 [−0.096, +0.418]; its `saturation` →
-# `2 layers (part c)` → `entropy_last_minus_first_layer`).
+# `spearman_ci95`: the numbers above are the committed run's. A replay of a file that
+# predates them computes them again from `entropy`, `margin` and `spearman` (the change of e^H
+# only where the tie's per-head entropies allow it) and writes them to a file of their own,
+# `results/06c_trained_saturation_analysis_of_<file>.json` (under runs/ unless `--out .`),
+# leaving the replayed file as its run wrote it.
 
 # %% [markdown]
 # ## The run's file

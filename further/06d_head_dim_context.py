@@ -74,7 +74,7 @@ KEYS_WINDOWS = 256      # held-out windows the effective number of keys is avera
 EVALUATION_BATCH = 64   # held-out windows per forward pass when scoring
 FREE_LOGITS_RUNS = ("05_saturation.json",            # 05's committed runs: L = 16 ... 128,
                     "05_saturation_full.json")       # and L = 16 ... 256 (its --full)
-ATTENTION_RUN = "06a_06b_06c_replayed.json"   # 06c's committed run: the premise
+ATTENTION_RUN = "06c_trained_saturation.json"   # 06c's committed run: the premise
 VALUES_FIXED_RUN = "06d_head_dim_context_head_dims2-16_value_dim16_full.json"  # the control
 FIRST_GUARD = ("last_quarter", "whole")   # the guard of the first committed run (8e404c7), before
                                           # the same targets were scored; now all three scores

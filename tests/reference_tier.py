@@ -35,6 +35,10 @@ REPLACED = {
     "06b_ngram_full.json": ["06b_ngram_full.json"],
     "02a_recipe_study.json": ["02a_recipe_study.json"],
     "02c_seed_count.json": ["02c_seed_count.json"],
+    "06a_06b_06c_replayed.json": [      # lesson 06's default when it held 06a's, 06b's and 06c's parts
+        "06a_text_allocation.json", "06b_ngram.json", "06c_trained_saturation.json",
+        "06e_allocation_rules.json", "06g_fixed_budget_fixed_heads1-2-4-8-16.json",
+        "06_allocation_steps1000.json"],
 }
 
 SETTINGS = {

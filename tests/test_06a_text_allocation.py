@@ -122,9 +122,9 @@ def test_the_printed_label_and_the_rule_row_come_from_one_verdict(per_seed, expe
 
 
 def test_the_committed_runs_get_their_labels_from_their_intervals():
-    """06's committed default run: the control better; its --full run: the full models better
+    """The committed default run: the control better; the --full run: the full models better
     (the numbers the study's markdown quotes)."""
-    for name, expected, mean in (("06a_06b_06c_replayed", "the control better", 0.154),
+    for name, expected, mean in (("06a_text_allocation", "the control better", 0.154),
                                  ("06a_text_allocation_full", "the full models better", -0.095)):
         text = json.loads((ROOT / "results" / f"{name}.json").read_text(encoding="utf-8"))["text"]
         pair = study.text_paired(text)[study.CONTROL_KEY]

@@ -118,15 +118,16 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
 
 
 def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
-    """`--replay` of the committed run writes the effective keys and the Spearman interval,
-    which that file lacks, to a file of their own, and leaves the file byte for byte."""
-    committed = ROOT / "results" / "06a_06b_06c_replayed.json"
+    """`--replay` of the committed run computes the effective keys and the Spearman interval
+    again, writes them to a file of their own, and leaves the file byte for byte; what it
+    computes is what the run stored."""
+    committed = ROOT / "results" / "06c_trained_saturation.json"
     before = committed.read_bytes()
     conftest.run_in_process("06c_trained_saturation", "--replay", str(committed),
                             "--out", str(tmp_path))
     assert committed.read_bytes() == before
     written = sorted(path.name for path in (tmp_path / "results").glob("*.json"))
-    assert written == ["06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json"]
+    assert written == ["06c_trained_saturation_analysis_of_06c_trained_saturation.json"]
     analysis = json.loads((tmp_path / "results" / written[0]).read_text(encoding="utf-8"))
     entry = json.loads(before)["saturation"]["2 layers (part c)"]
     keys = analysis["effective_keys"]["2 layers (part c)"]["1"]["trained"]
@@ -138,23 +139,32 @@ def test_a_replay_writes_what_it_recomputes_beside_the_committed_run(tmp_path):
     assert set(analysis) - conftest.RUN_KEYS == {
         "effective_keys", "effective_keys_longest_minus_shortest", "margin_growth",
         "largest_margin", "spearman_ci95"}
+    stored = json.loads(before)["saturation"]
+    assert analysis["spearman_ci95"] == pytest.approx(stored["tie_to_rank"]["spearman_ci95"])
+    for name in ("2 layers (part c)", "4 layers"):
+        for layer, growth in stored[name]["margin_growth"].items():
+            assert analysis["margin_growth"][name][layer] == pytest.approx(growth)
+        assert analysis["largest_margin"][name] == pytest.approx(stored[name]["largest_margin"])
 
 
 def test_a_replay_rebuilds_the_seed_paired_change_of_the_effective_keys(tmp_path):
-    """The replayed file keeps each seed's change of H/log L and, in the tie, each head's H/log L
-    at the longest L (seed by seed, layer by layer, 2 heads): from them each seed's exp H at both
-    ends, and helpers.paired_difference of their change. The 4-layer models' file keeps no
-    per-seed entropy: no interval. The rebuilt means are the file's own means over seeds."""
-    committed = ROOT / "results" / "06a_06b_06c_replayed.json"
+    """A file that keeps each seed's change of H/log L and, in the tie, each head's H/log L at
+    the longest L (seed by seed, layer by layer, 2 heads) gives each seed's exp H at both ends,
+    and helpers.paired_difference of their change: rebuilt so for an older file that lacks it,
+    it is the change the committed run stored. The rebuilt means are the file's own means over
+    seeds. A replay keeps a change the file stored, for the 4-layer models too."""
+    committed = ROOT / "results" / "06c_trained_saturation.json"
     conftest.run_in_process("06c_trained_saturation", "--replay", str(committed),
                             "--out", str(tmp_path))
     analysis = json.loads((tmp_path / "results" /
-                           "06c_trained_saturation_analysis_of_06a_06b_06c_replayed.json")
+                           "06c_trained_saturation_analysis_of_06c_trained_saturation.json")
                           .read_text(encoding="utf-8"))
     saturation = json.loads(committed.read_text(encoding="utf-8"))["saturation"]
     entry, per_head = saturation["2 layers (part c)"], saturation["tie_to_rank"]["entropy_per_head"]
     changes = analysis["effective_keys_longest_minus_shortest"]
-    assert changes["4 layers"] is None
+    for name in ("2 layers (part c)", "4 layers"):
+        assert changes[name] == saturation[name]["effective_keys_longest_minus_shortest"]
+    rebuilt = study.keys_change_from_tie(entry, saturation["tie_to_rank"])
     for index, layer in enumerate(("1", "2")):
         longest = [(per_head[4 * seed + 2 * index] + per_head[4 * seed + 2 * index + 1]) / 2
                    for seed in range(3)]
@@ -164,10 +174,10 @@ def test_a_replay_rebuilds_the_seed_paired_change_of_the_effective_keys(tmp_path
         assert sum(shortest) / 3 == pytest.approx(entry["trained"][layer]["entropy"][0])
         by_hand = helpers.paired_difference([64 ** high - 16 ** low
                                              for high, low in zip(longest, shortest)])
-        assert changes["2 layers (part c)"][layer]["per_seed"] == pytest.approx(
-            by_hand["per_seed"], rel=1e-9)
-        assert changes["2 layers (part c)"][layer]["ci95"] == pytest.approx(by_hand["ci95"],
-                                                                             rel=1e-9)
+        assert rebuilt[layer]["per_seed"] == pytest.approx(by_hand["per_seed"], rel=1e-9)
+        assert rebuilt[layer]["ci95"] == pytest.approx(by_hand["ci95"], rel=1e-9)
+        stored = entry["effective_keys_longest_minus_shortest"][layer]   # what the run kept
+        assert rebuilt[layer]["ci95"] == pytest.approx(stored["ci95"])
     largest = analysis["largest_margin"]["4 layers"]
     assert (largest["layer"], largest["L"]) == ("2", 128)
     assert largest["smallest_cap"] == pytest.approx(largest["margin"] / 2)
