@@ -361,13 +361,14 @@ if __name__ == "__main__" and not args.replay:
 # singular value of the flat control equal, which subspace its SVD keeps is arbitrary, so its
 # cuts below full rank are not a stable number; its rise with $L$ is.
 #
-# **The reference run** (`results/05_saturation_full.json`, lesson 05's `--full` settings:
-# L up to 256, d up to 16, B = 2 and 3, 2,500 steps; part b at L up to 1024, d = 1, 4, 16).
+# **The reference run** (`python further/05a_confound.py --full`, 16 min 32 s;
+# `results/05a_confound_full.json`: part a beside lesson 05's `--full` run, L up to 256, d up to
+# 16, B = 2 and 3; part b at L up to 1024, d = 1, 4, 16, 2,500 steps).
 # The query's share goes on rising, 27 %, 58 %, 86 %, 95 % at L = 16, 64, 256, 1024; the
 # trained rank-1 head improves 0.295 → 0.205 → 0.114 → 0.076 and the rank-4 head
-# 0.087 → 0.013, while the rank-1 oracle worsens 0.40 → 0.75 and the flat control 0.60 → 0.98;
+# 0.087 → 0.013, while the rank-1 oracle worsens 0.40 → 0.75 and the flat control 0.59 → 0.98;
 # the trained gain change is −0.226 [−0.238, −0.215]. Drawn again by
-# `python further/05a_confound.py --replay results/05_saturation_full.json` (figure
+# `python further/05a_confound.py --replay results/05a_confound_full.json` (figure
 # `figures/05_confound_full.png`).
 #
 # Paper B states no number of this kind (its experiments are not in our sources).

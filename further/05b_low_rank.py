@@ -216,15 +216,16 @@ if __name__ == "__main__" and not args.replay:
 # NMSE at $L = 16$ and 1.026 at $L = 128$, kept rank 7 still 0.026 and 0.112. On this target,
 # whose coupling has rank 8, the trained head uses its whole rank.
 #
-# **The reference run** (`results/05_saturation_full.json`, lesson 05 at its `--full`
-# settings: L up to 256, d up to 16, B = 2 and 3, 2,500 steps). The largest free logit
+# **The reference run** (`python further/05b_low_rank.py --full`, 18 min 11 s;
+# `results/05b_low_rank_full.json`: lesson 05's `--full` settings, L up to 256, d up to 16,
+# B = 2 and 3, 2,500 steps). The largest free logit
 # keeps rising (8.35 → 15.52 from L = 16 to 256); the capped stay below B (B = 2: 1.83 → 1.92;
 # B = 3: 2.62 → 2.69). The free $d = 16$ heads lose almost nothing when cut to rank 8, the
 # target's rank (at most +0.0002, 0.000 to three decimals at every L and every rank from 8 to
 # 15), and lose at every rank below it (rank 7: +0.029 at L = 16, +0.156 at L = 256): a trained
 # head twice too wide is low rank after training, at exactly the rank its target needs. Drawn
 # again by
-# `python further/05b_low_rank.py --replay results/05_saturation_full.json` (figures
+# `python further/05b_low_rank.py --replay results/05b_low_rank_full.json` (figures
 # `figures/05_logit_spread_full.png`, `figures/05_truncation_full.png`).
 #
 # Paper B states no number of this kind (Corollary 5.1 is not in our sources).

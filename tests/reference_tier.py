@@ -35,6 +35,8 @@ REPLACED = {
     "06b_ngram_full.json": ["06b_ngram_full.json"],
     "02a_recipe_study.json": ["02a_recipe_study.json"],
     "02c_seed_count.json": ["02c_seed_count.json"],
+    "05_saturation_full.json": ["05_saturation_full.json", "05a_confound_full.json",
+                                "05b_low_rank_full.json", "05c_bounded_logits_full.json"],
     "06a_06b_06c_replayed.json": [      # lesson 06's default when it held 06a's, 06b's and 06c's parts
         "06a_text_allocation.json", "06b_ngram.json", "06c_trained_saturation.json",
         "06e_allocation_rules.json", "06g_fixed_budget_fixed_heads1-2-4-8-16.json",
@@ -50,9 +52,17 @@ SETTINGS = {
 
 def merged(written):
     """The numbers of several results files ({name: its numbers}) as one: their keys side by
-    side, each file's own record of itself (rerun_tolerance.NOT_NUMBERS) left out."""
-    return {key: value for numbers in written.values() for key, value in numbers.items()
-            if key not in rerun_tolerance.NOT_NUMBERS}
+    side, each file's own record of itself (rerun_tolerance.NOT_NUMBERS) left out. A key two
+    files share with a dict in each (lesson 05's and 05a's `model_side`) holds both dicts' keys."""
+    together = {}
+    for numbers in written.values():
+        for key, value in numbers.items():
+            if key in rerun_tolerance.NOT_NUMBERS:
+                continue
+            if isinstance(value, dict) and isinstance(together.get(key), dict):
+                value = {**together[key], **value}
+            together[key] = value
+    return together
 
 
 def by_part(old, new):

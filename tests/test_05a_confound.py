@@ -136,7 +136,7 @@ def draw(out, path):
 
 @pytest.mark.parametrize("committed, figure, longest", [
     ("05a_confound.json", "05_confound.png", "L = 256 "),
-    ("05_saturation_full.json", "05_confound_full.png", "L = 1024 ")])
+    ("05a_confound_full.json", "05_confound_full.png", "L = 1024 ")])
 def test_a_replay_draws_the_committed_run_under_its_figure_s_name(committed, figure, longest,
                                                                   tmp_path, capsys):
     draw(tmp_path, ROOT / "results" / committed)

@@ -74,7 +74,7 @@ def draw(out, path):
 
 
 @pytest.mark.parametrize("committed, suffix, largest_d", [
-    ("05b_low_rank.json", "", 8), ("05_saturation_full.json", "_full", 16)])
+    ("05b_low_rank.json", "", 8), ("05b_low_rank_full.json", "_full", 16)])
 def test_a_replay_draws_the_committed_run_under_its_figures_names(committed, suffix, largest_d,
                                                                    tmp_path, capsys):
     draw(tmp_path, ROOT / "results" / committed)
