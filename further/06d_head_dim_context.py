@@ -9,9 +9,8 @@
 # synthetic target) and 06c (the premise, attention turning near-uniform). In short: the returns
 # of d diminish, its gain is mostly the values' width, and the gain does not shrink detectably
 # from L = 16 to 64.
-# `python further/06d_head_dim_context.py` (1 min 42 s on 2 cores, d = 2 and 16 at L = 16 and 64;
-# its notebook replays the committed `--full` run of d = 2 … 16 at L = 16, 64, 256: 93 min 53 s
-# with other work on its 2 cores, 27 min 34 s alone in its earlier run).
+# `python further/06d_head_dim_context.py` (2 min 28 s on 2 cores, d = 2 and 16 at L = 16 and 64;
+# its notebook replays the committed `--full` run of d = 2 … 16 at L = 16, 64, 256: 28 min).
 
 # %%
 """06d · Held-out bits per character against the head dimension at three context lengths."""
@@ -759,8 +758,7 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw** (the committed `--full` run, drawn by the cell above: 5 paired seeds, 1,500
-# steps of 2,048 characters per model, 2 layers × 2 heads, width 48; 60 models, 93 min 53 s with
-# other work on its 2 cores).
+# steps of 2,048 characters per model, 2 layers × 2 heads, width 48; 60 models, 27 min 58 s).
 # Held-out bits per character, mean over seeds, last quarter [whole window] (same targets):
 #
 # | L | d = 2 | d = 4 | d = 8 | d = 16 | gain d 2 → 16 (last quarter), 95 % t |
@@ -822,7 +820,7 @@ if __name__ == "__main__":
 # beyond 64 in use.
 #
 # The default run (`results/06d_head_dim_context.json`: d = 2 and 16 at L = 16 and 64, 3 seeds,
-# 1,500 steps of 1,024 characters, 1 min 42 s) agrees with the full one on the guard (L = 64
+# 1,500 steps of 1,024 characters, 2 min 28 s) agrees with the full one on the guard (L = 64
 # used by all three scores; same targets −0.050 [−0.084, −0.017]), on the gain of d 2 → 16
 # (+0.129 [+0.075, +0.183] at L = 16, +0.143 [+0.127, +0.159] at 64) and on its change on the last
 # quarter and the same targets, not separated (+0.014 [−0.034, +0.063], +0.021 [−0.062, +0.104]).
@@ -850,7 +848,8 @@ if __name__ == "__main__" and args.value_dim is None:     # (the control's own r
 
 # %% [markdown]
 # **What we saw** (`results/06d_head_dim_context_head_dims2-16_value_dim16_full.json`: d = 2 and
-# 16 at L = 16, 64, 256, values of dimension 16, 5 seeds, 1,500 steps; 30 models, 11 min 30 s).
+# 16 at L = 16, 64, 256, values of dimension 16, 5 seeds, 1,500 steps; 30 models, 18 min 17 s,
+# paused while other work ran).
 # **Most of the gain of head dimension above is the values' width.** With the values fixed at
 # 16, the queries' and keys' dimension 2 → 16 buys +0.012 [−0.003, +0.028] bits at L = 16, +0.015
 # [−0.000, +0.031] at 64 and +0.014 [−0.001, +0.028] at 256 (last quarter), none separated from 0,
@@ -947,9 +946,9 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Commands and files
 #
-#     python further/06d_head_dim_context.py          # d = 2, 16 at L = 16, 64, 3 seeds: 1 min 42 s on a 2-core CPU
+#     python further/06d_head_dim_context.py          # d = 2, 16 at L = 16, 64, 3 seeds: 2 min 28 s on a 2-core CPU
 #     python further/06d_head_dim_context.py --full   # d = 2 ... 16 at L = 16, 64, 256, 5 seeds: 28 min alone
-#     python further/06d_head_dim_context.py --full --value-dim 16 --head-dims 2,16   # the control: 11 min 30 s
+#     python further/06d_head_dim_context.py --full --value-dim 16 --head-dims 2,16   # the control: 18 min 17 s
 #     python further/06d_head_dim_context.py --quick  # seconds; what the tests use
 #     python further/06d_head_dim_context.py --replay results/06d_head_dim_context_full.json --out .   # its analysis: seconds
 #
