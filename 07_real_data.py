@@ -9,7 +9,6 @@
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """07 · The head count on real data: digits at a random place in a larger frame."""
-import functools
 import sys
 import time
 from pathlib import Path
@@ -29,22 +28,11 @@ def config(argv=None):
 
 
 def refusals(args):
-    """Frames that cannot hold a digit in whole patches; one seed."""
-    return frame_refusals(args.sides, DIGITS_SIDE, PATCH) + [
-        ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
-
-
-MAX_PATCHES_PER_SIDE = 64  # frames of at most 64 x 64 patches (T = 4096)
-
-
-def frame_refusals(sides, image_side, patch):
-    """--sides: each frame holds the image in whole patches, and not too many (07b's too)."""
-    bad = [side for side in sides if side < image_side or side % patch]
-    return [("--sides", not bad, f"{bad}: each side must hold the {image_side}x{image_side} "
-             f"image and be a multiple of the patch side {patch}",
-             -(-image_side // patch) * patch),
-            ("--sides", max(sides) // patch <= MAX_PATCHES_PER_SIDE,
-             f"at most {MAX_PATCHES_PER_SIDE * patch} ({MAX_PATCHES_PER_SIDE ** 2} patches)", None)]
+    """Frames that hold a digit in whole patches, and not too many; two seeds or more."""
+    bad = [side for side in args.sides if side < DIGITS_SIDE or side % PATCH or side > MAX_SIDE]
+    return [("--sides", not bad, f"{bad}: each side must be a multiple of {PATCH} from "
+             f"{DIGITS_SIDE} to {MAX_SIDE}", None),
+            ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
 
 
 # %%
@@ -60,6 +48,7 @@ SETTINGS = {
 }
 DIGITS_SIDE = 8           # s0, a digit's side in pixels
 PATCH = 2                 # patch side P in pixels
+MAX_SIDE = 128            # frames of at most 64 x 64 patches (T = 4096)
 if __name__ == "__main__":
     args = config()
     run = helpers.Run("07_real_data", args)
@@ -83,13 +72,14 @@ if __name__ == "__main__":
 
 # %%
 def place(images, side, offsets):
-    """images [n, C, s0, s0], offsets [n, 2] -> frames [n, C, side, side] (border colour)."""
+    """images [n, C, s0, s0], offsets [n, 2] -> frames [n, C, side, side] (border colour), on
+    the CPU."""
     size = images.shape[-1]
-    grid = torch.arange(side, device=images.device)
+    grid = torch.arange(side)
     rows = (grid[None] - offsets[:, :1]).clamp(0, size - 1)                 # [n, side]
     cols = (grid[None] - offsets[:, 1:]).clamp(0, size - 1)                 # [n, side]
-    index = torch.arange(len(images), device=images.device)[:, None, None, None]
-    channel = torch.arange(images.shape[1], device=images.device)[None, :, None, None]
+    index = torch.arange(len(images))[:, None, None, None]
+    channel = torch.arange(images.shape[1])[None, :, None, None]
     return images[index, channel, rows[:, None, :, None], cols[:, None, None, :]]
 
 
@@ -179,8 +169,9 @@ def accuracy(model, data, run, seed):
 
 
 def train_vit(run):
-    """Train one (side, h, width, seed) ViT; returns its accuracies and parameter count."""
-    data, device = run["data"], run["device"]
+    """Train one (side, h, width, seed) ViT: the run's keys (its data dropped), its accuracies,
+    parameter count and seconds."""
+    started, data, device = time.perf_counter(), run["data"], run["device"]
     images, labels = data["train"]
     size, channels = images.shape[-1], images.shape[1]
     generator = torch.Generator().manual_seed(run["seed"])
@@ -197,66 +188,46 @@ def train_vit(run):
 
     helpers.fit(model, loss_at, steps=run["steps"], lr=run["lr"], weight_decay=WEIGHT_DECAY,
                 name=f"side={run['side']} h={run['heads']} E={run['width']} seed={run['seed']}")
-    return {"train": accuracy(model, data["train"], run, seed=TRAIN_PLACEMENT_SEED),
+    return {**run, "data": None,
+            "train": accuracy(model, data["train"], run, seed=TRAIN_PLACEMENT_SEED),
             "valid": accuracy(model, data["valid"], run, seed=VALID_PLACEMENT_SEED),
-            "parameters": helpers.count_parameters(model)}
+            "parameters": helpers.count_parameters(model), "seconds": time.perf_counter() - started}
 
 
 # %% [markdown]
 # The protocol in one line: each head keeps its dimension $d$, so the width grows, $E = hd$.
-# Every shape is trained for every seed, in parallel (`helpers.run_sweep`).
+# Every (side, $h$, seed) is one run, all trained in parallel (`helpers.run_sweep`).
 
 # %%
-def fixed_head_dim_shapes(args):
-    """{h: (width, head_dim)}: d fixed, E = h d."""
-    return {h: (h * args.head_dim, args.head_dim) for h in args.heads}
-
-
-def timed(train, run):
-    """train(run)'s numbers with the run's own keys (its data left out) and its seconds."""
-    started = time.perf_counter()
-    numbers = train(run)
-    return {**{key: value for key, value in run.items() if key != "data"}, **numbers,
-            "seconds": time.perf_counter() - started}
-
-
-def per_seed(results, metrics, **match):
-    """{metric: [the matching runs' values, in seed order]}, and their "parameters"."""
-    return {**{metric: helpers.by_seed(results, metric, **match) for metric in metrics},
-            "parameters": helpers.by_seed(results, "parameters", **match)[0]}
-
-
-def train_shapes(args, sweep_name, wanted, train, data, shared):
-    """Train wanted {(side, h): (width, head_dim)} for every seed: ({(side, h): per_seed of
-    "train" and "valid"}, the seconds trained). shared: the patch side, the learning rate."""
-    if not wanted:
-        return {}, 0
-    base = dict(layers=args.layers, steps=args.steps, batch_size=args.batch_size,
-                device=args.device, data=data, **shared)
-    runs = [dict(base, side=side, heads=h, width=width, head_dim=head_dim, seed=args.seed + s)
-            for (side, h), (width, head_dim) in wanted.items() for s in range(args.seeds)]
+def train_protocol(args, data):
+    """Every (side, h) at E = h d for every seed: ({(T, h): {"train": [per seed], "valid":
+    [per seed], "parameters": n}}, the seconds trained)."""
+    runs = [dict(side=side, heads=h, width=h * args.head_dim, head_dim=args.head_dim,
+                 layers=args.layers, steps=args.steps, batch_size=args.batch_size, patch=PATCH,
+                 lr=LR, device=args.device, data=data, seed=args.seed + s)
+            for side in dict.fromkeys(args.sides) for h in dict.fromkeys(args.heads)
+            for s in range(args.seeds)]
 
     def shape(run):
-        return f"{sweep_name} h={run['heads']} (E={run['width']}, d={run['head_dim']})"
+        return f"side={run['side']} h={run['heads']} (E={run['width']})"
 
-    results = helpers.run_sweep(
-        runs, args.workers, functools.partial(timed, train), lambda rs: shape(rs[0]),
-        cost=lambda r: (r["side"] // r["patch"]) ** 2 * r["width"] * r["steps"],  # patches x E
-        group=shape)
-    return {(side, h): per_seed(results, ("train", "valid"), side=side, heads=h)
-            for side, h in wanted}, sum(r["seconds"] for r in results)
+    results = helpers.run_sweep(runs, args.workers, train_vit,
+                                lambda same_shape: shape(same_shape[0]),
+                                cost=lambda run: (run["side"] // PATCH) ** 2 * run["width"],
+                                group=shape)
+    rows = {}
+    for result in results:                              # in the order of runs: seeds in order
+        T = (result["side"] // PATCH) ** 2
+        row = rows.setdefault((T, result["heads"]), {"train": [], "valid": []})
+        row["train"].append(result["train"])
+        row["valid"].append(result["valid"])
+        row["parameters"] = result["parameters"]
+    return rows, sum(result["seconds"] for result in results)
 
 
 if __name__ == "__main__":
     digits = load_digits()
-    protocol = fixed_head_dim_shapes(args)
-    sides = list(dict.fromkeys(args.sides))                  # a side named twice runs once
-    trained, seconds = train_shapes(args, "fixed-head-dim",
-                                    {(side, h): shape for side in sides
-                                     for h, shape in protocol.items()},
-                                    train_vit, digits, dict(patch=PATCH, lr=LR))
-    protocol_rows = {((side // PATCH) ** 2, h): trained[(side, h)]
-                     for side in sides for h in protocol}               # keyed by T
+    protocol_rows, seconds = train_protocol(args, digits)
 
 # %% [markdown]
 # **The result**: per $T$, the training accuracy at the most heads minus at the fewest, seed by
@@ -272,32 +243,30 @@ def gains_with_heads(rows, few, many):
             for T in dict.fromkeys(T for T, _ in rows)}
 
 
-def tabulate(rows, shapes):
-    """rows {(T, h): {metric: [per seed], "parameters": n}} -> {T: {h: seed_stats per metric,
-    parameters, width, head_dim}} for the shapes {h: (width, head_dim)}."""
+def tabulate(rows, head_dim):
+    """{(T, h): per seed} -> {T: {h: {"train": seed_stats, "valid": seed_stats, "parameters",
+    "width", "head_dim"}}}."""
     table = {}
-    for T in dict.fromkeys(T for T, _ in rows):
-        table[str(T)] = {str(h): {**{k: helpers.seed_stats(v) for k, v in rows[(T, h)].items()
-                                     if k != "parameters"},
-                                  "parameters": rows[(T, h)]["parameters"], "width": width,
-                                  "head_dim": head_dim} for h, (width, head_dim) in shapes.items()}
+    for (T, h), row in rows.items():
+        table.setdefault(str(T), {})[str(h)] = {
+            "train": helpers.seed_stats(row["train"]), "valid": helpers.seed_stats(row["valid"]),
+            "parameters": row["parameters"], "width": h * head_dim, "head_dim": head_dim}
     return table
 
 
 if __name__ == "__main__":
-    gains = gains_with_heads(protocol_rows, min(protocol), max(protocol))
+    gains = gains_with_heads(protocol_rows, min(args.heads), max(args.heads))
     fixed_head_dim = run.record({
         "data": digits["name"], "image_side": digits["train"][0].shape[-1],
         "T": [(side // PATCH) ** 2 for side in args.sides],
-        "accuracy": {"fixed-head-dim": tabulate(protocol_rows, protocol)},
+        "accuracy": {"fixed-head-dim": tabulate(protocol_rows, args.head_dim)},
         "train_gain_with_heads": {"fixed-head-dim": gains}, "run_seconds": seconds})
 
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 # Paper A, Table 8: CIFAR-10 training accuracy (%), mean over seeds, d = 16, at T = 65 (its
-# shortest sequence, ours); h: accuracy. Study 07b holds the whole table.
-PAPER_TABLE_8_T65 = {1: 47.8, 2: 59.7, 4: 75.5, 8: 95.1, 10: 98.1, 11: 98.8, 12: 99.2,
-                     13: 99.4, 14: 99.6, 16: 99.7, 20: 99.8, 24: 99.9}
+# shortest sequence, ours), at our head counts; study 07b holds the whole table.
+PAPER_TABLE_8_T65 = {1: 47.8, 2: 59.7, 4: 75.5, 8: 95.1}
 
 
 def plot_fixed_head_dim(result):
@@ -325,13 +294,13 @@ def plot_fixed_head_dim(result):
 if __name__ == "__main__":
     run.figure(plot_fixed_head_dim(fixed_head_dim), "07_fixed_head_dim")
     print(f"accuracy, mean over {args.seeds} seeds, training | held-out, h = "
-          + ", ".join(map(str, protocol)) + ":")
+          + ", ".join(map(str, args.heads)) + ":")
     for T, by_h in fixed_head_dim["accuracy"]["fixed-head-dim"].items():
         print(f"   T = {T} + CLS: " + " ".join(f"{e['train']['mean']:.3f}" for e in by_h.values())
               + " | " + " ".join(f"{e['valid']['mean']:.3f}" for e in by_h.values()) + "; "
               + helpers.describe_difference("training, most minus fewest heads", gains[T]))
     print("   [paper A, Table 8, T = 65, training] " + " ".join(
-        f"{PAPER_TABLE_8_T65[h] / 100:.3f}" for h in protocol if h in PAPER_TABLE_8_T65))
+        f"{PAPER_TABLE_8_T65[h] / 100:.3f}" for h in args.heads if h in PAPER_TABLE_8_T65))
     run.finish()
 
 # %% [markdown]

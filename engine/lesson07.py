@@ -3,8 +3,8 @@ sweep trained instead of training them again, the results file's keys of several
 figures and printouts.
 
 The lesson keeps its idea (the digits at a random place, the ViT, its training, the protocol's
-shapes, the sweep and the gains with h); study 07c the fixed width's shapes and the width's part
-of the gains."""
+sweep and the gains with h); study 07c the fixed width's shapes and the width's part of the
+gains."""
 import matplotlib.pyplot as plt
 
 import helpers
@@ -15,6 +15,19 @@ lesson = helpers.load_concept("07_real_data")
 # ----------------------------------------------------------------------------------------------
 # Refusals shared by 07a, 07b and 07c
 # ----------------------------------------------------------------------------------------------
+MAX_PATCHES_PER_SIDE = 64  # frames of at most 64 x 64 patches (T = 4096)
+
+
+def frame_refusals(sides, image_side, patch):
+    """--sides: each frame holds the image in whole patches, and not too many (07b's images)."""
+    bad = [side for side in sides if side < image_side or side % patch]
+    return [("--sides", not bad, f"{bad}: each side must hold the {image_side}x{image_side} "
+             f"image and be a multiple of the patch side {patch}",
+             -(-image_side // patch) * patch),
+            ("--sides", max(sides) // patch <= MAX_PATCHES_PER_SIDE,
+             f"at most {MAX_PATCHES_PER_SIDE * patch} ({MAX_PATCHES_PER_SIDE ** 2} patches)", None)]
+
+
 def sweep_refusals(args, fixed_width):
     """[(flag, accepted, why not, smallest)] of the two sweeps' rows: some head count divides
     --width when the fixed-width sweep runs; a paired difference needs two seeds."""
@@ -33,6 +46,50 @@ def run_sweep(runs, workers, train, group, cost):
     return helpers.run_sweep(runs, workers, train,
                               lambda results: f"{group(results[0])}: {len(results)} runs trained",
                               cost, group=group)
+
+
+def per_seed(results, metrics, **match):
+    """{metric: [the matching runs' values, in seed order]}, and their "parameters"."""
+    return {**{metric: helpers.by_seed(results, metric, **match) for metric in metrics},
+            "parameters": helpers.by_seed(results, "parameters", **match)[0]}
+
+
+def train_shapes(args, sweep_name, wanted, train, data, shared):
+    """Train wanted {(side, h): (width, head_dim)} for every seed: ({(side, h): per_seed of
+    "train" and "valid"}, the seconds trained). shared: the patch side, the learning rate."""
+    if not wanted:
+        return {}, 0
+    base = dict(layers=args.layers, steps=args.steps, batch_size=args.batch_size,
+                device=args.device, data=data, **shared)
+    runs = [dict(base, side=side, heads=h, width=width, head_dim=head_dim, seed=args.seed + s)
+            for (side, h), (width, head_dim) in wanted.items() for s in range(args.seeds)]
+
+    def shape(run):
+        return f"{sweep_name} h={run['heads']} (E={run['width']}, d={run['head_dim']})"
+
+    results = helpers.run_sweep(
+        runs, args.workers, train, lambda rs: shape(rs[0]),
+        cost=lambda r: (r["side"] // r["patch"]) ** 2 * r["width"] * r["steps"],  # patches x E
+        group=shape)
+    return {(side, h): per_seed(results, ("train", "valid"), side=side, heads=h)
+            for side, h in wanted}, sum(r["seconds"] for r in results)
+
+
+def tabulate(rows, shapes):
+    """rows {(T, h): {metric: [per seed], "parameters": n}} -> {T: {h: seed_stats per metric,
+    parameters, width, head_dim}} for the shapes {h: (width, head_dim)}."""
+    table = {}
+    for T in dict.fromkeys(T for T, _ in rows):
+        table[str(T)] = {str(h): {**{k: helpers.seed_stats(v) for k, v in rows[(T, h)].items()
+                                     if k != "parameters"},
+                                  "parameters": rows[(T, h)]["parameters"], "width": width,
+                                  "head_dim": head_dim} for h, (width, head_dim) in shapes.items()}
+    return table
+
+
+def fixed_head_dim_shapes(args):
+    """{h: (width, head_dim)}: lesson 07's protocol, d fixed, E = h d."""
+    return {h: (h * args.head_dim, args.head_dim) for h in args.heads}
 
 
 def trained_before(earlier, sides, patch, shapes):
@@ -63,7 +120,7 @@ def train_sweep(args, sweep_name, shapes, train, data, earlier=None, **shared):
     for h in sorted({h for _, h in known}):
         print(f"{sweep_name} h={h}: the shape E={shapes[h][0]}, d={shapes[h][1]} was trained "
               f"by the earlier sweep; its runs are read, not trained again")
-    trained, seconds = lesson.train_shapes(args, sweep_name, {
+    trained, seconds = train_shapes(args, sweep_name, {
         (side, h): shape for side in sides for h, shape in shapes.items()
         if (side, h) not in known}, train, data, shared)
     return {((side // patch) ** 2, h): known.get((side, h)) or trained[(side, h)]
@@ -78,7 +135,7 @@ def sweep_keys(args, sweep_name, shapes, rows, gains, data, seconds, patch, earl
     return {"data": data["name"], "image_side": data["train"][0].shape[-1],
             "T": [(side // patch) ** 2 for side in args.sides],
             "accuracy": {**earlier.get("accuracy", {}),
-                         sweep_name: lesson.tabulate(rows, shapes)},
+                         sweep_name: tabulate(rows, shapes)},
             "train_gain_with_heads": {**earlier.get("train_gain_with_heads", {}),
                                       sweep_name: gains},
             "run_seconds": earlier.get("run_seconds", 0) + seconds}

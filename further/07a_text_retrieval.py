@@ -288,7 +288,7 @@ def run_text(args):
     """Both sweeps (a shape in both trained once per T and seed): tables, gains, their paired
     difference, the drop from the shortest to the longest list per h, chance, frozen cosine."""
     corpus, lengths = text_corpus(), list(dict.fromkeys(args.text_T))  # built here, sent to the workers
-    sweeps = {"fixed-head-dim": images.fixed_head_dim_shapes(args),
+    sweeps = {"fixed-head-dim": engine.fixed_head_dim_shapes(args),
               "fixed-width": fixed_width.fixed_width_shapes(args)}
     shapes = sorted({shape + (h,) for by_h in sweeps.values() for h, shape in by_h.items()})
     runs = [dict(T=T, heads=h, width=width, head_dim=head_dim, seed=args.seed + s,
@@ -305,9 +305,9 @@ def run_text(args):
             "accuracy": {}, "train_gain_with_heads": {}, "train_drop_with_T": {},
             "run_seconds": sum(r["seconds"] for r in results)}
     for sweep, by_h in sweeps.items():
-        rows = {(T, h): images.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
+        rows = {(T, h): engine.per_seed(results, TEXT_METRICS, T=T, heads=h, width=E)
                 for T in lengths for h, (E, _) in by_h.items()}
-        text["accuracy"][sweep] = images.tabulate(rows, by_h)
+        text["accuracy"][sweep] = engine.tabulate(rows, by_h)
         text["train_gain_with_heads"][sweep] = images.gains_with_heads(rows, min(by_h), max(by_h))
         text["train_drop_with_T"][sweep] = {} if short == long else {
             str(h): {"from": short, "to": long, **helpers.paired_difference(

@@ -154,7 +154,7 @@ def refusals(args):
              for split, available in CIFAR10_IMAGES.items()]
             + [("--patch", args.patch <= CIFAR10_SIDE, f"at most the image side {CIFAR10_SIDE}",
                 None)]
-            + real_data.frame_refusals(args.sides, CIFAR10_SIDE, args.patch)
+            + engine.frame_refusals(args.sides, CIFAR10_SIDE, args.patch)
             + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
 
 
@@ -192,7 +192,7 @@ if __name__ == "__main__":
 # %%
 def planned_shapes(args):
     """{sweep: {h: (width, head_dim)}} of the parts asked for (lesson 07's shapes)."""
-    shapes = {"fixed-head-dim": real_data.fixed_head_dim_shapes(args),
+    shapes = {"fixed-head-dim": engine.fixed_head_dim_shapes(args),
               "fixed-width": fixed_width.fixed_width_shapes(args)}
     return {sweep: by_h for sweep, by_h in shapes.items() if sweep in args.parts}
 

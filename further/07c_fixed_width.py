@@ -30,7 +30,7 @@ def config(argv=None):
 
 def refusals(args):
     """Lesson 07's refusals, and a --width that some h divides when the fixed-width sweep runs."""
-    return (real.frame_refusals(args.sides, real.DIGITS_SIDE, real.PATCH)
+    return (real.refusals(args)
             + engine.sweep_refusals(args, fixed_width="fixed-width" in args.parts))
 
 
@@ -55,7 +55,7 @@ if __name__ == "__main__":
 if __name__ == "__main__":
     digits = real.load_digits()
 if __name__ == "__main__" and "fixed-head-dim" in args.parts:
-    protocol = real.fixed_head_dim_shapes(args)
+    protocol = engine.fixed_head_dim_shapes(args)
     protocol_rows, seconds = engine.train_sweep(args, "fixed-head-dim", protocol, real.train_vit,
                                                 digits, patch=real.PATCH, lr=real.LR)
     gains = real.gains_with_heads(protocol_rows, min(protocol), max(protocol))

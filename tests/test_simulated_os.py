@@ -152,7 +152,7 @@ def simulated_notebook(system, stem, out):
     return json.loads((out / "results" / f"{stem}_quick.json").read_text(encoding="utf-8")), printed
 
 
-NOTEBOOK_STEMS = ["07_real_data"]   # its engine wraps the notebook's train_vit
+NOTEBOOK_STEMS = ["07_real_data"]   # its sweep sends the notebook's train_vit to the workers
 
 
 def start_notebooks_in_the_background(folder):
@@ -169,9 +169,8 @@ def start_notebooks_in_the_background(folder):
 @pytest.mark.parametrize("stem", NOTEBOOK_STEMS)
 def test_a_lesson_notebook_runs_on_simulated_windows_and_macos(stem, simulated_notebook_runs,
                                                               notebook_run):
-    """A notebook's functions, wrapped in the engine's partial, go to joblib's 2 worker processes
-    there as on Linux (new processes cannot import them: they are sent by value), and the
-    numbers are Linux's."""
+    """A notebook's functions go to joblib's 2 worker processes there as on Linux (new
+    processes cannot import them: they are sent by value), and the numbers are Linux's."""
     results = {system: simulated_notebook_runs[(system, stem)].result(timeout=600)
                for system in simulated_os.SYSTEMS}
     for system, (payload, printed) in results.items():
