@@ -264,12 +264,13 @@ if __name__ == "__main__" and training:
 # | `02d_variants_E32_L2_T8-32.json` | `--layers 2 --total-width 32 --T 8,32` | 3 min 27 s |
 # | `02d_variants_E32_L2_T8_heads1-2_lr0.003_steps20000.json` | `--layers 2 --total-width 32 --T 8 --heads 1,2 --steps 20000 --lr 3e-3` | 2 min 38 s |
 # | `02d_variants_E32_L2_attention_only_T8-32.json` | `--layers 2 --total-width 32 --T 8,32 --block attention-only` | 2 min 47 s |
-# | `02_multihead_model_full.json` | `--full` | 100 min 47 s |
+# | `02_multihead_model_T8-16-32_lr0.003_batch_size256_full.json` | `--full --batch-size 256 --lr 0.003 --T 8,16,32` | 27 min 15 s |
+# | `02_multihead_model_T64-128_lr0.003_batch_size256_full.json` | `--full --batch-size 256 --lr 0.003 --T 64,128` | 66 min 58 s, paused 12 min |
 # | `02_multihead_model_steps4000.json` | `--steps 4000` | 2 min 8 s |
 # | `02_multihead_model.json` | (the lesson's default) | the lesson's |
 #
 # The first six are `python further/02d_variants.py` with those flags (4,000 steps unless
-# named); the last three `python 02_multihead_model.py` with them.
+# named); the last four `python 02_multihead_model.py` with them.
 
 # %%
 VARIANTS = {  # results/02d_variants<suffix>.json -> the flags of this study that wrote it
@@ -282,13 +283,35 @@ VARIANTS = {  # results/02d_variants<suffix>.json -> the flags of this study tha
     "_E32_L2_attention_only_T8-32": "--layers 2 --total-width 32 --T 8,32 "
                                     "--block attention-only",
 }
-GRID = {"_full": "--full"}  # results/02_multihead_model<suffix>.json -> lesson 02's flags
+GRID = {  # results/02_multihead_model<suffix>.json -> lesson 02's flags: the paper's grid at
+    # study 02e's recipe, in two runs (T = 64 and 128 were run later, on another CPU)
+    "_T8-16-32_lr0.003_batch_size256_full": "--full --batch-size 256 --lr 0.003 --T 8,16,32",
+    "_T64-128_lr0.003_batch_size256_full": "--full --batch-size 256 --lr 0.003 --T 64,128",
+}
+GRID_RUN = "02_multihead_model_grid"  # GRID's two runs read as one, T = 8 ... 128
 DEFAULTS = {"": "", "_steps4000": "--steps 4000"}  # the lesson's default, and at 4,000 steps
+
+
+def joined(first, second):
+    """Two runs' numbers as one: a dict both hold (keyed by T, or by run) holds both's keys; any
+    other value is the first's."""
+    both = dict(first)
+    for key, value in second.items():
+        if isinstance(value, dict) and isinstance(first.get(key), dict):
+            both[key] = joined(first[key], value)
+        else:
+            both.setdefault(key, value)
+    return both
 
 
 def read_run(stem):
     """The numbers of results/<stem>.json (replay prints which run wrote them) and the flags it
-    ran with, as the plotting and printing read them."""
+    ran with, as the plotting and printing read them; GRID_RUN joins GRID's runs by T."""
+    if stem == GRID_RUN:
+        (first, first_flags), (second, second_flags) = (
+            read_run("02_multihead_model" + suffix) for suffix in GRID)
+        return joined(first, second), argparse.Namespace(
+            **{**vars(first_flags), "T": first_flags.T + second_flags.T})
     path = RESULTS / f"{stem}.json"
     numbers = plumbing.replay(path)
     flags = argparse.Namespace(**json.loads(path.read_text(encoding="utf-8"))["config"])
@@ -380,14 +403,14 @@ if __name__ == "__main__" and not training and "variants" in args.parts:
 # %% [markdown]
 # ## b. The paper's grid
 #
-# Appendix B.1's grid: $T = 8 \dots 128$, $h = 1 \dots 5$, 3 seeds, 20,000 steps
-# (`python 02_multihead_model.py --full`), the lesson's model ($n = 8$: Table 2's at every $h$,
-# Table 3's at $h = 4$), our means beside Table 2's, our minima at $h = 4$ beside Table 3's
-# (`figures/02_nmse_vs_heads_full.png`).
+# Appendix B.1's grid: $T = 8 \dots 128$, $h = 1 \dots 5$, 3 seeds, 20,000 steps, the
+# lesson's model ($n = 8$: Table 2's at every $h$, Table 3's at $h = 4$) at study 02e's recipe
+# (batch 256, peak rate 3e-3), in the two runs of `GRID` read as one; our means beside Table 2's,
+# our minima at $h = 4$ beside Table 3's (`figures/02_nmse_vs_heads_full.png`).
 
 # %%
 if __name__ == "__main__" and not training and "grid" in args.parts:
-    numbers, flags = read_run("02_multihead_model_full")
+    numbers, flags = read_run(GRID_RUN)
     run.figure(model.plot_nmse(numbers, flags), "02_nmse_vs_heads_full")
     engine.report_sweep(numbers, flags, paper_table(flags))
 
@@ -409,7 +432,7 @@ if __name__ == "__main__" and not training and "grid" in args.parts:
 # %%
 COMMITTED = [*(f"02_multihead_model{suffix}" for suffix in DEFAULTS),
              *(f"02d_variants{suffix}" for suffix in VARIANTS),
-             *(f"02_multihead_model{suffix}" for suffix in GRID)]  # the runs R(h) is taken of
+             GRID_RUN]  # the runs R(h) is taken of
 
 
 def reversal_score(errors):
@@ -464,7 +487,7 @@ def largest_drops(stems):
     return found
 
 
-def plot_reversal(result, name="02_multihead_model_full"):
+def plot_reversal(result, name=GRID_RUN):
     """R(h) of one run as bars, from its minima beside Table 3's (minima, fixed E = 32) and from
     its means beside Table 2's (means, the same model); one colour per statistic."""
     ours, paper = result["reversal"][name], result["paper_reversal"]
@@ -511,13 +534,12 @@ if __name__ == "__main__" and not training and "reversal" in args.parts:
     report_reversal(reversal)
 
 # %% [markdown]
-# **What we saw.** At the paper's grid (`--full`), the reversal score from our means (Table 2's
-# statistic, the same model at every $h$): 0, 0, 0.10, 0.95, 1.83 for $h = 1 \dots 5$, Table 2's
-# 0, 0, 0.057, 5.33, 4.46 — zero below $h = 3$ in both, positive from $h = 3$ in both, our $h = 4$
-# value a fifth of the paper's. From our minima it is 0, 0, 0.23, 2.14, 1.29; Table 3's minima
-# (0, 0, 0, 3.98, 4.17) come from fixed-$E$ models that match ours only at $h = 4$, so they are
-# not the comparison. With $T = 8, 32, 128$ and 2 seeds, $R(h) = 0$ for every $h$, from minima
-# and from means, at 4,000 steps (`_steps4000`) and at the lesson's default of 2,000 steps.
+# **What we saw.** At the paper's grid (`GRID_RUN`), the reversal score from our means (Table
+# 2's statistic, the same model at every $h$) is 0, 0, 0, 0.05, 0.44 for $h = 1 \dots 5$, Table
+# 2's 0, 0, 0.057, 5.33, 4.46; from our minima 0, 0, 0, 0.99, 0.25, Table 3's minima 0, 0, 0,
+# 3.98, 4.17. Ours is 0 below $h = D$ and first positive at $h = D$ from both statistics, as the
+# paper says, and far smaller. With $T = 8, 32, 128$ and 2 seeds, $R(h) = 0$ for every $h$, from
+# minima and from means, at 4,000 steps (`_steps4000`) and at the lesson's default of 2,000 steps.
 # In every variant $R$ from the minima is 0; from the means it is positive only where the worse
 # of two seeds lifts one length's mean above a longer one's (two layers: $h = 4, 5$; attention
 # only: $h = 1, 4$; `--D 3`: 0.35 at $h = 2$). The same formula on the paper's other tables
@@ -539,14 +561,14 @@ if __name__ == "__main__" and not training and "reversal" in args.parts:
 # | the knee at $h = D$ with a fixed width (Table 3) | the minimum falls 160–840× at $h = 4$ | 26×, 15×, 9× ($T = 8, 32, 128$) | our level at the knee 60–900× higher |
 # | the knee moves with $D$ (Table 4) | 2,600×, 6,200×, 5,300× at $h = 3$ for $D = 3$ ($T = 8, 32, 128$) | 85×, 55×, 41× at $h = 3$ | the same knee, smaller drops |
 # | two layers: the knee at $L h \ge D$ (Table 5, Conjecture 1) | 29×, 63× at $h = 2$ ($T = 8, 32$) | 19×, 15×; 99× at $T = 8$ with 20,000 steps and lr 3e-3 | the same knee |
-# | each head below $D$ (Table 2, the paper's grid) | cuts the mean 8.7–13× | 2.0–4.4× (`--full`) | our $h \le 2$ lower, our $h = 3$ higher |
-# | $R(h) > 0$ first at $h = D$ (Fig. 2e) | from Table 2's means 0, 0, 0.057, 5.33, 4.46 | from our `--full` means 0, 0, 0.10, 0.95, 1.83 | our $h = 4$ value a fifth of the paper's |
+# | each head below $D$ (Table 2, the paper's grid) | cuts the mean 8.7–13× | 1.9–5.3× (the grid at 02e's recipe) | our $h \le 2$ lower, our $h = 3$ higher |
+# | $R(h) > 0$ first at $h = D$ (Fig. 2e) | from Table 2's means 0, 0, 0.057, 5.33, 4.46 | from our grid's means 0, 0, 0, 0.05, 0.44 | first positive at $h = D$, far smaller |
 #
 # Every variant has its largest drop of the minimum where the theory puts the knee; what differs
 # is the level at and above it, higher in ours at every depth, width and $D$ at these step
 # counts, so our drops are smaller. Trained on (study 02e, $T = 8$, 200,000 steps), our $h = 4$
-# minimum reaches Table 3's level, from the two of three seeds that kept falling. At the paper's grid the reversal appears from $h = 3$ in ours as in Table 2's means,
-# weaker.
+# minimum reaches Table 3's level, from the two of three seeds that kept falling. At the paper's
+# grid the reversal appears first at $h = D$ in ours, as in Table 3's minima, and weaker.
 
 # %%
 if __name__ == "__main__":
