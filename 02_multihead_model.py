@@ -208,23 +208,11 @@ def sweep_runs(args):
             for T in args.T for h in args.heads for s in range(args.seeds)]
 
 
-def train_runs(runs, workers, train=train_one):
-    """train(run) for every run, the longest first; a line per T when its last run ends."""
-    return helpers.run_sweep(runs, workers, train, finished_length, sweep_cost,
-                             group=lambda run: run["T"])
-
-
-def sweep_cost(run):
-    """The sweep's scheduling guess: a run's seconds grow like T * steps."""
-    return run["T"] * run["steps"]
-
-
-def finished_length(results):
-    return f"T = {results[0]['T']}: {len(results)} runs"
-
-
 if __name__ == "__main__":
-    trained = train_runs(sweep_runs(args), args.workers)
+    trained = helpers.run_sweep(sweep_runs(args), args.workers, train_one,
+                                lambda same_T: f"T = {same_T[0]['T']}: {len(same_T)} runs",
+                                cost=lambda run: run["T"] * run["steps"],   # seconds grow so
+                                group=lambda run: run["T"])
 
 # %% [markdown]
 # **The result.** Each $(T, h)$'s validation NMSE over its seeds (`helpers.seed_stats`: min,
@@ -259,8 +247,8 @@ if __name__ == "__main__":
 
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-# Paper A's tables, rows h, columns T (N = 32, n = 8, D = 4). Table 2: the MEAN validation NMSE
-# over seeds. Table 3: the MINIMUM over seeds at a fixed E = n h = 32 (n = ceil(32 / h)).
+# Paper A's Table 2, rows h, columns T (N = 32, n = 8, D = 4): the MEAN validation NMSE over
+# seeds. (Its Table 3, minima at a fixed width, is the studies': engine/lesson02.py.)
 PAPER_TABLE_2 = {
     1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
     2: {8: 7.31e-3, 16: 8.41e-3, 32: 9.42e-3, 64: 1.31e-2, 128: 1.47e-2},
@@ -268,13 +256,18 @@ PAPER_TABLE_2 = {
     4: {8: 6.10e-5, 16: 4.36e-5, 32: 4.80e-5, 64: 8.75e-6, 128: 5.23e-6},
     5: {8: 3.35e-5, 16: 1.10e-5, 32: 4.91e-6, 64: 4.19e-6, 128: 3.99e-6},
 }
-PAPER_TABLE_3 = {
-    1: {8: 1.75e-2, 16: 1.98e-2, 32: 2.06e-2, 64: 2.54e-2, 128: 3.03e-2},
-    2: {8: 7.17e-3, 16: 7.39e-3, 32: 7.82e-3, 64: 8.57e-3, 128: 1.02e-2},
-    3: {8: 2.11e-4, 16: 2.17e-4, 32: 2.73e-4, 64: 3.71e-4, 128: 4.77e-4},
-    4: {8: 1.32e-6, 16: 5.59e-7, 32: 3.40e-7, 64: 3.46e-7, 128: 5.70e-7},
-    5: {8: 2.19e-6, 16: 4.33e-7, 32: 3.22e-7, 64: 2.73e-7, 128: 2.66e-7},
-}
+def times(ratio):
+    """A ratio as the printouts write it: 0.38x, 2.8x, 13x."""
+    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
+def report_table(result, args):
+    """Our min / mean validation NMSE at every (h, T)."""
+    print(f"validation NMSE over {args.seeds} seed(s), min / mean, h = "
+          + ", ".join(map(str, args.heads)) + ":")
+    for T, by_heads in result["nmse"].items():
+        print(f"   T = {T:<4}" + "  ".join(f"{e['min']:.1e} / {e['mean']:.1e}"
+                                           for e in by_heads.values()))
 
 
 def plot_nmse(result, args, title=None, statistic="min"):
@@ -295,35 +288,16 @@ def plot_nmse(result, args, title=None, statistic="min"):
     return figure
 
 
-def times(ratio):
-    """A ratio as the printouts write it: 0.38x, 2.8x, 13x."""
-    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
-
-
-def report_table(result, args):
-    """Our min / mean validation NMSE at every (h, T)."""
-    print(f"validation NMSE over {args.seeds} seed(s), min / mean, h = "
-          + ", ".join(map(str, args.heads)) + ":")
-    for T, by_heads in result["nmse"].items():
-        print(f"   T = {T:<4}" + "  ".join(f"{e['min']:.1e} / {e['mean']:.1e}"
-                                           for e in by_heads.values()))
-
-
-def report_drops(drops, paper, D):
-    """The drop at the knee, {statistic: {T: ratio}}, the mean's beside Table 2's."""
-    for statistic, by_length in drops.items():
-        theirs = " ".join(times(ratio) for ratio in paper.values()) if statistic == "mean" else ""
-        print(f"drop from h = {D - 1} to {D}, {statistic} over seeds: "
-              + " ".join(times(ratio) for ratio in by_length.values())
-              + (f" [paper, Table 2: {theirs}]" if theirs else ""))
-
-
 if __name__ == "__main__":
-    paper = {T: PAPER_TABLE_2[args.D - 1][int(T)] / PAPER_TABLE_2[args.D][int(T)]
-             for T in nmse if drops and args.D == 4 and int(T) in PAPER_TABLE_2[4]}
     run.figure(plot_nmse(swept, args, statistic="mean"), "02_nmse_vs_heads")
     report_table(swept, args)
-    report_drops(drops, paper, args.D)
+    for statistic, by_length in drops.items():
+        print(f"drop from h = {args.D - 1} to {args.D}, {statistic} over seeds: "
+              + " ".join(times(ratio) for ratio in by_length.values()))
+    if drops and args.D == 4:
+        print("   [paper, Table 2's means: " + " ".join(
+            times(PAPER_TABLE_2[3][int(T)] / PAPER_TABLE_2[4][int(T)]) for T in nmse
+            if int(T) in PAPER_TABLE_2[4]) + "]")
     run.finish()
 
 # %% [markdown]

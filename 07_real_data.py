@@ -31,7 +31,7 @@ def refusals(args):
     """Frames that hold a digit in whole patches, and not too many; two seeds or more."""
     bad = [side for side in args.sides if side < DIGITS_SIDE or side % PATCH or side > MAX_SIDE]
     return [("--sides", not bad, f"{bad}: each side must be a multiple of {PATCH} from "
-             f"{DIGITS_SIDE} to {MAX_SIDE}", None),
+             f"{DIGITS_SIDE} to {MAX_SIDE}", DIGITS_SIDE),
             ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
 
 

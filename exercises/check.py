@@ -733,7 +733,7 @@ def ex02_reversal_score(student):
     def test():
         model_file = _concept("02_multihead_model")
         study = _concept("02d_variants")                   # the study that computes R(h)
-        rows = [row for table in (model_file.PAPER_TABLE_2, model_file.PAPER_TABLE_3)
+        rows = [row for table in (model_file.PAPER_TABLE_2, study.engine.PAPER_TABLE_3)
                 for row in table.values()]
         cases = [[row[T] for T in sorted(row)] for row in rows] + [[1.0, 1.0], [3.0, 1.0, 2.0]]
         for errors in cases:

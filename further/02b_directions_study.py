@@ -96,7 +96,7 @@ def directions_study(args):
             for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
     results = helpers.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['directions']:<12} " + engine.run_label(r),
-                                 model.sweep_cost)
+                                 engine.sweep_cost)
     readings = {}
     for kind in task.DIRECTIONS:
         rows = []
@@ -105,8 +105,8 @@ def directions_study(args):
                                                        T=T, h=h))
             ratios = {"mean / Table 2 mean": stats["mean"] / model.PAPER_TABLE_2[h][T]
                       if T in model.PAPER_TABLE_2.get(h, {}) else None,
-                      "min / Table 3 min": stats["min"] / model.PAPER_TABLE_3[h][T]
-                      if h == 4 and T in model.PAPER_TABLE_3[h] else None}
+                      "min / Table 3 min": stats["min"] / engine.PAPER_TABLE_3[h][T]
+                      if h == 4 and T in engine.PAPER_TABLE_3[h] else None}
             rows.append({"T": T, "h": h, **stats,
                          "ratios": {k: v for k, v in ratios.items() if v is not None}})
         logs = [abs(math.log10(v)) for row in rows for v in row["ratios"].values()]

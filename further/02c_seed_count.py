@@ -112,7 +112,7 @@ def seed_count_study(args):
     runs = [dict(engine.base_run(args, model.RECIPE), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
     results = helpers.run_sweep(runs, args.workers, model.train_one, engine.run_label,
-                                 model.sweep_cost)
+                                 engine.sweep_cost)
     table = {}
     for T in args.T:
         table[str(T)] = {}
@@ -124,7 +124,7 @@ def seed_count_study(args):
                 "by_k": [{"k": k, **expected_minimum(seeds, k)}
                          for k in range(1, len(seeds) + 1)],
                 "paper": {"table_2_mean": model.PAPER_TABLE_2.get(h, {}).get(T),
-                          "table_3_min": model.PAPER_TABLE_3.get(h, {}).get(T),
+                          "table_3_min": engine.PAPER_TABLE_3.get(h, {}).get(T),
                           "table_3_same_model": h * model.HEAD_DIM == 32}}
     return {"seed_count": table, "seconds": sum(r["seconds"] for r in results)}
 

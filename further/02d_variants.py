@@ -207,7 +207,7 @@ def paper_table(flags):
     if layers == 1 and not width:
         return engine.paper_table(flags)
     if layers == 1 and flags.D == 4 and width == 32:
-        return {"min": model.PAPER_TABLE_3}
+        return {"min": engine.PAPER_TABLE_3}
     if layers == 1 and flags.D == 3 and width == 32:
         return {"min": PAPER_TABLE_4}
     if layers == 2 and flags.D == 4 and width == 32 and block == "standard":
@@ -453,7 +453,7 @@ def reversal_scores(table, heads, lengths):
 
 # %%
 PAPER_TABLES = {"Table 2 (mean)": model.PAPER_TABLE_2, "Table 3 (min, fixed E = 32)":
-                model.PAPER_TABLE_3, "Table 4 (min, D = 3)": PAPER_TABLE_4,
+                engine.PAPER_TABLE_3, "Table 4 (min, D = 3)": PAPER_TABLE_4,
                 "Table 5 (min, 2 layers)": PAPER_TABLE_5}
 
 

@@ -465,8 +465,8 @@ def beside_the_paper(T, h, stats):
     if T in model.PAPER_TABLE_2.get(h, {}):
         paper = model.PAPER_TABLE_2[h][T]
         words.append(f"mean / Table 2's mean {paper:.2e}: {stats['last']['mean'] / paper:.3g}x")
-    if h == 4 and T in model.PAPER_TABLE_3[4]:
-        paper = model.PAPER_TABLE_3[4][T]
+    if h == 4 and T in engine.PAPER_TABLE_3[4]:
+        paper = engine.PAPER_TABLE_3[4][T]
         words.append(f"min / Table 3's min {paper:.2e}: {stats['last']['min'] / paper:.3g}x, "
                      f"best checkpoint's min {stats['best']['min'] / paper:.3g}x")
     return "; ".join(words) or "no table of the paper's for this model"
@@ -504,7 +504,7 @@ def plot(numbers):
             if int(T) in model.PAPER_TABLE_2.get(int(h), {}):
                 top.plot(edge, model.PAPER_TABLE_2[int(h)][int(T)], "x", color=colour)
             if h == "4":
-                top.plot(edge, model.PAPER_TABLE_3[4][int(T)], "+", color=colour, ms=10)
+                top.plot(edge, engine.PAPER_TABLE_3[4][int(T)], "+", color=colour, ms=10)
             curve = mean_curve(numbers["budget"]["rows"], int(T), int(h), by_T["largest_budget"])
             bottom.loglog(*zip(*curve), color=colour, label=f"h = {h}")
         top.set_title(f"T = {T}: solid valid (last), dotted best, dashed train", fontsize=9)

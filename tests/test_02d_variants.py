@@ -92,7 +92,7 @@ def test_the_drop_is_printed_beside_table_3(capsys):
     nmse = {"8": {"3": {"min": 2e-3, "mean": 3e-3}, "4": {"min": 1e-4, "mean": 2e-4}}}
     result = {"nmse": nmse, "knee": engine.knee_of_sweep(nmse, [3, 4], D=4)}
     engine.report_sweep(result, args, study.paper_table(args))
-    theirs = model_file.PAPER_TABLE_3[3][8] / model_file.PAPER_TABLE_3[4][8]
+    theirs = engine.PAPER_TABLE_3[3][8] / engine.PAPER_TABLE_3[4][8]
     assert f"min 20x [paper: {theirs:.0f}x]; mean 15x" in capsys.readouterr().out
 
 
@@ -100,7 +100,7 @@ def test_paper_tables_are_matched_to_their_configuration():
     args = study.config(["--quick", "--total-width", "32", "--D", "3"])
     assert study.paper_table(args) == {"min": study.PAPER_TABLE_4}
     args = study.config(["--quick", "--total-width", "32"])
-    assert study.paper_table(args) == {"min": model_file.PAPER_TABLE_3}
+    assert study.paper_table(args) == {"min": engine.PAPER_TABLE_3}
     args = study.config(["--quick", "--layers", "2", "--total-width", "32"])
     assert study.paper_table(args) == {"min": study.PAPER_TABLE_5}
     args = study.config(["--quick", "--layers", "2", "--total-width", "32",
@@ -141,7 +141,7 @@ def test_reversal_of_the_papers_table_2_means():
               for row in model_file.PAPER_TABLE_2.values()]
     assert [round(score, 2) for score in scores] == [0.0, 0.0, 0.06, 5.33, 4.46]
     from_minima = [study.reversal_score([row[T] for T in sorted(row)])
-                   for row in model_file.PAPER_TABLE_3.values()]
+                   for row in engine.PAPER_TABLE_3.values()]
     assert from_minima[:3] == [0.0, 0.0, 0.0] and from_minima[3] > 0  # first at h = D = 4
 
 

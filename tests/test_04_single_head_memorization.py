@@ -59,3 +59,8 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
 def test_a_lesson_has_no_parts_to_choose():
     """--parts is a study's flag (plumbing.config); a lesson runs whole."""
     assert_rejected("04_single_head_memorization", ["--parts", "a"], "--parts")
+
+
+def test_the_table_3_row_it_prints_is_the_studies_table_3():
+    from engine import lesson02
+    assert memo.PAPER_TABLE_3_H4 == lesson02.PAPER_TABLE_3[4]
