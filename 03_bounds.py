@@ -176,8 +176,7 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 
 
 # %% [markdown]
-# The run: 500 sequences at each of eight $T$ from 8 to 1024 and ten $\beta$ from 1 to 1000;
-# the rate in $\beta$ is the slope of log error against log $\beta$ over $\beta \ge 10$
+# The rate in $\beta$ is the slope of log error against log $\beta$ over $\beta \ge 10$
 # (`helpers.fit_slope`; 1/β gives −1). The figure: worst error (solid) and bound (dashed)
 # against $\beta$, a colour per $T$.
 
@@ -309,8 +308,7 @@ if __name__ == "__main__":
 # $T = 1024$). The layer's size does not change with $T$; what must grow is the scale $\beta$,
 # which the theorem does not count as a parameter.
 #
-# b. With $s < D$ heads the exponent grows linearly in $T$, but it is vacuous ($k \le 0$) until
-# $T > 4((n + 2)s + D)$. At the paper's sizes, $h = D - 1 = 3$ heads get $k = -0.07$ at its
+# b. At the paper's sizes, $h = D - 1 = 3$ heads get $k = -0.07$ at its
 # longest $T = 128$: the bound says nothing at any length the paper trains, although lesson 02's
 # models drop by an order of magnitude from $h = 3$ to 4 there. At the knee the experiments show
 # the trend, not the bound; with one or two heads, at the paper's longer $T$, it binds.
