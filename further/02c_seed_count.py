@@ -229,13 +229,16 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # | 32, 5 | 2.46e-5 [1.59e-5, 3.33e-5] | 4.9e-6 | 2.46e-5 → 1.63e-5 → 1.37e-5 | 3.2e-7 (n = 7) |
 #
 # **At h = D = 4, where Table 3's model is ours, the seed count explains little of the gap at
-# T = 32 and part of it at T = 8, through one seed.** Going from 3 seeds (file 02 `--full`) to 8
+# T = 32 and part of it at T = 8.** Going from 3 seeds (file 02 `--full`) to 8
 # lowers the expected minimum 1.3× at T = 32, 6 % of the gap to Table 3 on a log scale, and Table
 # 3's minimum lies 48× below the lowest of our 8 seeds. At T = 8 it lowers it 2.6×, 43 % of the
 # gap, and Table 3's minimum lies 3.7× below our lowest seed; that seed (4.9e-6) is 3.4× below the
-# next, and the run this file replaces (on torch 2.14.1+cu130) had no such seed: how much the
-# count explains at T = 8 depends on one draw. What more seeds would do is not measured. The
-# spread differs: Table 2's std/mean at h = 4 is 2.5 (T = 8), 4.8 (T = 32) and 6.4 (T = 64), ours
+# next, and the run this file replaces (on torch 2.14.1+cu130) had no such seed. Sixteen seeds
+# at T = 8, h = 4 (`results/02c_seed_count_T8_heads4_seeds16.json`, 14 min 4 s; its first 8
+# seeds are these to the last digit) find no lower seed and three more within 2× of it: from
+# k = 3 to 16 seeds the expected minimum falls 2.1×, 36 % of the gap, and Table 3's minimum
+# stays 3.7× below our lowest. So at T = 8 the count explains part of the gap, and not through
+# one seed alone. The spread differs: Table 2's std/mean at h = 4 is 2.5 (T = 8), 4.8 (T = 32) and 6.4 (T = 64), ours
 # 0.52 and 0.28 (sample std over 8 seeds). Over n non-negative errors std/mean is at most √n
 # with the sample std (divisor n − 1) and √(n − 1) with the population std, both reached when one
 # error is non-zero and the rest zero; the paper does not say which std its ± is. Table 2's 2.5
@@ -257,6 +260,7 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # curve; and how much of the gap to Table 3 the seed count can explain.
 #
 #     python further/02c_seed_count.py               # 8 seeds x 6 models, 20,000 steps: 22 min 10 s
+#     python further/02c_seed_count.py --T 8 --heads 4 --seeds 16   # 16 seeds at T = 8: 14 min 4 s
 #     python further/02c_seed_count.py --quick       # seconds; what the tests use
 #     python further/02c_seed_count.py --replay results/02c_seed_count.json   # the committed run, drawn
 #
