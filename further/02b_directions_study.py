@@ -3,7 +3,7 @@
 #
 # Paper A (arXiv 2510.06662), Section 6.1 and Appendix B.1: the synthetic task's $a_i$ are
 # "fixed", and nothing more is said. Which reading reproduces Tables 2 and 3? `python
-# further/02b_directions_study.py` (82 min on 2 cores); its notebook replays the committed run.
+# further/02b_directions_study.py` (40 min on 2 cores); its notebook replays the committed run.
 
 # %%
 """02b · Which reading of paper A's "fixed a_i" reproduces its tables (a study of 02)."""
@@ -29,7 +29,7 @@ model = helpers.load_concept("02_multihead_model")
 # The study trains file 02's model with file 02's settings (its table, the same flags and
 # presets) but 4,000 `steps` by default (twice the lesson's), and one row of its own: `replay`,
 # which draws a committed run's tables and figures again from its JSON instead of training
-# (82 minutes). The committed notebook shows the committed run this way, and its first lines say
+# (40 minutes). The committed notebook shows the committed run this way, and its first lines say
 # which run it is.
 
 # %%
@@ -165,17 +165,17 @@ if __name__ == "__main__" and "directions" in args.parts:
 # %% [markdown]
 # ## What the committed run shows
 #
-# `results/02b_directions_study.json` (82 min on 2 CPU cores): 20,000 steps, 3 seeds, 11 cells of
-# Tables 2 and 3. The median distance $|\log_{10}(\text{ours} / \text{paper})|$ was 0.74 for the
-# standard basis (a factor of 5.5), 0.65 for unit vectors drawn once (4.5) and **0.56 for the same
-# draws unnormalised (3.7)**. The drawn readings bring $h = 3$ within 1.5–2.3× of Table 2's means
-# (orthonormal: 5.5–9.6×) at a cost in the $h = 4$ minimum at $T = 8$ (9.4× Table 3's against
-# 3.9×), and none reaches Table 3's $h = 4$ minima at $T \ge 32$ (32–70× above). Hence the
+# `results/02b_directions_study.json` (40 min 26 s on 2 CPU cores): 20,000 steps, 3 seeds, 11
+# cells of Tables 2 and 3. The median distance $|\log_{10}(\text{ours} / \text{paper})|$ was 0.74
+# for the standard basis (a factor of 5.5), 0.64 for unit vectors drawn once (4.4) and **0.54 for
+# the same draws unnormalised (3.4)**. The drawn readings bring $h = 3$ within 1.5–2.3× of Table
+# 2's means (orthonormal: 5.5–9.3×) at a cost in the $h = 4$ minimum at $T = 8$ (12.8× Table 3's
+# against 3.4×), and none reaches Table 3's $h = 4$ minima at $T \ge 32$ (32–74× above). Hence the
 # unnormalised draws are the default of files 01–04 (`--directions orthonormal` and `random` keep
 # the others).
 #
 # How far this goes: the reading was **chosen on the same cells it is scored on**, with three
-# seeds and no interval, and its lead over `random` is small (0.09 decades). No held-out cell —
+# seeds and no interval, and its lead over `random` is small (0.11 decades). No held-out cell —
 # Table 4's $D = 3$ or Table 5's two layers — has tested the choice; a reading that only shifted
 # every error by one factor would be caught by the per-cell ratios above, not by a new cell.
 
@@ -188,7 +188,7 @@ if __name__ == "__main__" and "directions" in args.parts:
 # median |log10(ours / paper)| over the cells, each ours beside the paper's statistic of the same
 # kind. The closest reading is the default of files 01-04.
 #
-#     python further/02b_directions_study.py         # 82 min on a 2-core CPU (wall_time_s)
+#     python further/02b_directions_study.py         # 40 min on a 2-core CPU (wall_time_s)
 #     python further/02b_directions_study.py --quick # seconds; what the tests use
 #     python further/02b_directions_study.py --replay results/02b_directions_study.json  # the committed run
 #

@@ -34,6 +34,7 @@ REPLACED = {
         "06g_fixed_budget_fixed_heads1-2-4-8-16_fixed_steps1000.json"],
     "06b_ngram_full.json": ["06b_ngram_full.json"],
     "02a_recipe_study.json": ["02a_recipe_study.json"],
+    "02b_directions_study.json": ["02b_directions_study.json"],
     "02c_seed_count.json": ["02c_seed_count.json"],
     "05_saturation_full.json": ["05_saturation_full.json", "05a_confound_full.json",
                                 "05b_low_rank_full.json", "05c_bounded_logits_full.json"],
