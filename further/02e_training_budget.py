@@ -444,8 +444,9 @@ def report(numbers):
             for name, change in entry["changes"].items():
                 print("      " + helpers.describe_difference(f"log10 change {name}", change))
             where = entry["stops_falling_at"]
-            print("      no further fall shown from: "
-                  + (f"{where} steps" if where else "none: still falling at the largest budget"))
+            if len(entry["budgets"]) > 1:                # one budget: no fall to compare
+                print("      no further fall shown from: " + (
+                    f"{where} steps" if where else "none: still falling at the largest budget"))
             print("      " + beside_the_paper(int(T), int(h), entry["budgets"][str(max(
                 int(s) for s in entry["budgets"]))]))
         for name, ratio in found["ratios_at_largest"].items():

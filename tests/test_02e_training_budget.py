@@ -92,6 +92,17 @@ def test_verdicts_find_where_the_error_stops_falling():
     assert found["by_h"]["3"]["budgets"]["1000"]["last"]["mean"] == pytest.approx(1e-3)
 
 
+def test_a_head_trained_at_one_budget_gets_no_stopping_line(capsys):
+    """Where a head was trained at one budget only there is no fall to compare, so the report
+    says nothing of where it stops; a head with two budgets still gets its line."""
+    rows = [row(4, 100, [1e-3, 1.1e-3, 0.9e-3]), row(4, 300, [1e-4, 1.2e-4, 0.8e-4]),
+            row(3, 300, [1e-2] * 3)]
+    study.report({"recipe": {"batch_size": 256, "lr": 3e-3},
+                  "budget": {"rows": rows, "verdicts": study.verdicts(rows, None)}})
+    printed = capsys.readouterr().out
+    assert printed.count("no further fall shown from") == 1          # h = 4's, not h = 3's
+
+
 def test_main_quick(tmp_path):
     result = run_quick("02e_training_budget", tmp_path)
     assert result["search"]["pick"] == result["recipe"]
