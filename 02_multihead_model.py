@@ -208,11 +208,20 @@ def sweep_runs(args):
             for T in args.T for h in args.heads for s in range(args.seeds)]
 
 
+def sweep_cost(run):
+    """The sweep's scheduling guess: a run's seconds grow like T * steps."""
+    return run["T"] * run["steps"]
+
+
+def train_runs(runs, workers, train=train_one):
+    """train(run) for every run, the longest first; a line per T when its last run ends."""
+    return helpers.run_sweep(runs, workers, train,
+                             lambda same_T: f"T = {same_T[0]['T']}: {len(same_T)} runs",
+                             sweep_cost, group=lambda run: run["T"])
+
+
 if __name__ == "__main__":
-    trained = helpers.run_sweep(sweep_runs(args), args.workers, train_one,
-                                lambda same_T: f"T = {same_T[0]['T']}: {len(same_T)} runs",
-                                cost=lambda run: run["T"] * run["steps"],   # seconds grow so
-                                group=lambda run: run["T"])
+    trained = train_runs(sweep_runs(args), args.workers)
 
 # %% [markdown]
 # **The result.** Each $(T, h)$'s validation NMSE over its seeds (`helpers.seed_stats`: min,

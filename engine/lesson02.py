@@ -61,24 +61,12 @@ def sweep(args, train, base):
     lesson 02 does in view. The finished runs and the numbers of the sweep (JSON-ready)."""
     runs = [dict(base, T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = train_runs(runs, args.workers, train)
+    results = lesson.train_runs(runs, args.workers, train)
     table = summarise(results)
     return results, {
         "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",
         "knee": knee_of_sweep(table, args.heads, args.D, base.get("layers", 1)),
         **lesson.per_run_numbers(results)}
-
-
-def sweep_cost(run):
-    """The sweep's scheduling guess: a run's seconds grow like T * steps."""
-    return run["T"] * run["steps"]
-
-
-def train_runs(runs, workers, train):
-    """train(run) for every run, the longest first; a line per T when its last run ends."""
-    return helpers.run_sweep(runs, workers, train,
-                             lambda same_T: f"T = {same_T[0]['T']}: {len(same_T)} runs",
-                             sweep_cost, group=lambda run: run["T"])
 
 
 def summarise(results):

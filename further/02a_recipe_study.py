@@ -88,7 +88,7 @@ def recipe_study(args):
                  for T in lengths for h in heads for s in range(args.seeds)]
     results = helpers.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['recipe']:<26} " + engine.run_label(r),
-                                 engine.sweep_cost)
+                                 model.sweep_cost)
     rows = []
     for name in RECIPES:
         for T in lengths:

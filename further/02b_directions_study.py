@@ -96,7 +96,7 @@ def directions_study(args):
             for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
     results = helpers.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['directions']:<12} " + engine.run_label(r),
-                                 engine.sweep_cost)
+                                 model.sweep_cost)
     readings = {}
     for kind in task.DIRECTIONS:
         rows = []

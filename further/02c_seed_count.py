@@ -112,7 +112,7 @@ def seed_count_study(args):
     runs = [dict(engine.base_run(args, model.RECIPE), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
     results = helpers.run_sweep(runs, args.workers, model.train_one, engine.run_label,
-                                 engine.sweep_cost)
+                                 model.sweep_cost)
     table = {}
     for T in args.T:
         table[str(T)] = {}
