@@ -616,13 +616,14 @@ if __name__ == "__main__":
 # **Past 50,000 steps at $T = 32$**
 # (`results/02e_training_budget_T32_heads4_heads_below3_budgets50000-100000_parts_budget.json`,
 # 61 min on 2 cores shared with other work; 3 seeds; $h = 4$ at 50,000 and 100,000 steps, $h = 3$
-# at 100,000), replayed below: the $h = 4$ error **stops falling after 50,000 steps**. From
+# at 100,000), replayed below: the $h = 4$ error **is not shown to fall after 50,000 steps**. From
 # 50,000 to 100,000 its mean log10 error changes by +0.22 [−0.09, +0.53], upward and not
 # separated from no change, while its training error still falls 8×; the minimum at 100,000
 # steps is 9.2× Table 3's. The $h = 3$ error is flat (1.02× the 50,000-step mean above). At
 # 100,000 steps the means fall 211× from $h = 3$ to 4 (Table 2's: 18.9×) and the minima 444×
-# (Table 3's: 803×); paired by seed, 252× [43, 1,480]. So at $T = 32$, trained until it stops
-# falling, our knee is deeper than Table 2's means and shallower than Table 3's minima. Its
+# (Table 3's: 803×); paired by seed, 252× [43, 1,480]. So at $T = 32$, trained until its error
+# is not shown to fall further, our knee is deeper than Table 2's means and shallower than Table
+# 3's minima. Its
 # $h = 4$ run at 50,000 steps repeats the one above on another CPU (AVX2, not AVX512): per seed
 # −3.3 %, +20 % and +0.2 %.
 
