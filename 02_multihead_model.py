@@ -147,13 +147,13 @@ def parameter_counts(model):
 # 2000), the same for every model at that $T$. We train on the standardised target
 # $(y - \bar y)/s_y$ (`helpers.standardised_split`): NMSE is unchanged by an affine map applied
 # to both prediction and target. `helpers.train_regression` is the course's one training loop
-# (AdamW, mean squared error, warm-up then cosine); every run reports its last model.
+# (AdamW, mean squared error, warm-up then cosine); every run reports its last model. The
+# `RECIPE` (the paper's sizes, our learning rate and batch size: the paper gives none) is what
+# lesson 04 and study 03a train with too.
 
 # %%
 HEAD_DIM = 8      # n, each head's dimension (the paper's)
 WIDTH = 32        # N, the hidden width of the encoder and read-out MLPs (the paper's)
-# Our training recipe, which lesson 04 and study 03a train with too (the paper gives no learning
-# rate, batch size or step count): the sizes above, the default learning rate, no checkpoints.
 RECIPE = {"head_dim": HEAD_DIM, "width": WIDTH, "batch_size": SETTINGS["batch_size"].default,
           "lr": SETTINGS["lr"].default, "evaluate_every": 0}
 
@@ -257,7 +257,7 @@ if __name__ == "__main__":
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 # Paper A's Table 2, rows h, columns T (N = 32, n = 8, D = 4): the MEAN validation NMSE over
-# seeds. (Its Table 3, minima at a fixed width, is the studies': engine/lesson02.py.)
+# seeds.
 PAPER_TABLE_2 = {
     1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
     2: {8: 7.31e-3, 16: 8.41e-3, 32: 9.42e-3, 64: 1.31e-2, 128: 1.47e-2},
@@ -268,15 +268,6 @@ PAPER_TABLE_2 = {
 def times(ratio):
     """A ratio as the printouts write it: 0.38x, 2.8x, 13x."""
     return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
-
-
-def report_table(result, args):
-    """Our min / mean validation NMSE at every (h, T)."""
-    print(f"validation NMSE over {args.seeds} seed(s), min / mean, h = "
-          + ", ".join(map(str, args.heads)) + ":")
-    for T, by_heads in result["nmse"].items():
-        print(f"   T = {T:<4}" + "  ".join(f"{e['min']:.1e} / {e['mean']:.1e}"
-                                           for e in by_heads.values()))
 
 
 def plot_nmse(result, args, title=None, statistic="min"):
@@ -299,7 +290,6 @@ def plot_nmse(result, args, title=None, statistic="min"):
 
 if __name__ == "__main__":
     run.figure(plot_nmse(swept, args, statistic="mean"), "02_nmse_vs_heads")
-    report_table(swept, args)
     for statistic, by_length in drops.items():
         print(f"drop from h = {args.D - 1} to {args.D}, {statistic} over seeds: "
               + " ".join(times(ratio) for ratio in by_length.values()))
@@ -325,7 +315,7 @@ if __name__ == "__main__":
 # | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ | every mean at $h = 1, 2, 3$ |
 #
 # At $T = 32$ and 128 our drops are smaller: after 2,000 steps our errors at and above the knee
-# lie above the paper's. Study 02e trains on until they stop falling.
+# lie above the paper's. Study 02e trains on until they are no longer shown to fall.
 
 # %% [markdown]
 # ## Going further

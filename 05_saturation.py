@@ -36,14 +36,11 @@ def refusals(args):
     r, dims = args.match_rank, args.head_dims
     return [
         ("--match-rank", r < DIM, f"below the token dimension {DIM}, got {r}", None),
-        ("--head-dims", sorted(set(dims)) == dims and len(dims) >= 2,
-         "give at least two, increasing, e.g. 1,4", "1,2"),
-        ("--head-dims", max(dims) <= DIM, f"each at most {DIM}, got {max(dims)}", None),
-        ("--head-dims", r in dims[1:], f"the gain E(d_min) - E(r) needs r = --match-rank = {r} "
-         "after the first", f"1,{r}" if r > 1 else "--match-rank 2"),
-        ("--L", min(args.L) >= N_MATCH + 2, "the query, its matches and one more token",
-         N_MATCH + 2),
-        ("--L", max(args.L) <= MAX_L, f"at most {MAX_L}", None),
+        ("--head-dims", dims == sorted(set(dims)) and r in dims[1:] and dims[-1] <= DIM,
+         f"increasing, at most {DIM}, with r = --match-rank = {r} after the first (the gain "
+         "is E(d_min) - E(r))", f"1,{r}" if r > 1 else "--match-rank 2"),
+        ("--L", N_MATCH + 2 <= min(args.L) and max(args.L) <= MAX_L,
+         f"from {N_MATCH + 2} (the query, its matches and one more) to {MAX_L}", N_MATCH + 2),
         ("--seeds", args.seeds >= 2, "an interval over seeds needs two", 2)]
 
 
@@ -81,8 +78,7 @@ if __name__ == "__main__":
 # denominator in $[Le^{-B}, Le^{B}]$. So $k$ relevant tokens receive at most
 # $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
 # Lessons 05–07 scale logits by $1/\sqrt d$ (`helpers.attention_logits`; 02–04 use paper A's
-# $\beta = 1$), and "bounded" means $|s| \le B$, enforced as $B\tanh(s/B)$. Study
-# [05c](05c_bounded_logits.ipynb) measures both bounds on worst cases and random logits.
+# $\beta = 1$), and "bounded" means $|s| \le B$, enforced as $B\tanh(s/B)$.
 
 # %% [markdown]
 # ## Saturation on a target that stays hard
@@ -164,32 +160,28 @@ class SingleHead(nn.Module):
 
 
 # %% [markdown]
-# **Training**: `helpers.train_regression`. One seed's runs share their data and batch order,
-# so they pair across $d$.
+# **Training**: `helpers.train_regression`, without weight decay, so that only a cap limits the
+# logits. One seed's runs share their data and batch order, so they pair across $d$.
 
 # %%
 BATCH_SIZE = 128    # sequences per training step
 LR = 1e-2           # AdamW's peak learning rate
-WEIGHT_DECAY = 0.0  # none, so only a cap limits the logits
 
 
 def train_head(run, x, y):
-    """Train one head on the first n_train of (x, y), the rest validating: (model, validation
-    data, {**run, "valid_nmse", "train_nmse"})."""
+    """One head trained on the first n_train of (x, y): (model, the rest, {**run, NMSEs})."""
     train, valid = helpers.standardised_split(x, y, run["n_train"])
     train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
     helpers.seed_everything(run["seed"])
     model = SingleHead(run["dim"], run["head_dim"], run["cap"]).to(run["device"])
     fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=run["batch_size"], lr=run["lr"],
-                                   weight_decay=WEIGHT_DECAY, seed=run["seed"],
+                                   batch_size=run["batch_size"], lr=run["lr"], seed=run["seed"],
                                    name=f"{run['task']} L={run['L']} d={run['head_dim']}")
     return model, valid, {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"]}
 
 
 def train_match_head(run):
-    """One run: its data, then a head trained on the uncapped target (train_head's
-    model, validation data and numbers)."""
+    """One run on the match target: train_head's model, validation data and numbers."""
     x, M, value = match_task(run["n_train"] + run["n_valid"], run["L"], run["dim"],
                              run["match_rank"], run["n_match"], run["sharpness"], run["data_seed"])
     return train_head(run, x, softmax_target(x, M, value))
@@ -205,7 +197,6 @@ def match_numbers(run):
 
 # %%
 def model_side_runs(args):
-    """The runs: every kind (free, then each cap B), L, d and seed."""
     return [dict(task="match", L=L, head_dim=d, cap=cap, seed=args.seed + s,
                  data_seed=args.seed + s, dim=DIM, match_rank=args.match_rank, n_match=N_MATCH,
                  sharpness=SHARPNESS, steps=args.steps, batch_size=BATCH_SIZE, lr=LR,
@@ -239,8 +230,7 @@ if __name__ == "__main__":
 
 # %%
 def error_tables(results, args):
-    """Per kind (free, each cap B) E(d) over seeds, {L: {d: seed_stats}}, and the mean gain
-    E(d_min) - E(r) per L: what the figure draws."""
+    """Per kind (free, each cap B) {L: {d: seed_stats}}, and the mean gain per L: the figure's."""
     small, rank = args.head_dims[0], args.match_rank
 
     def errors(cap):
@@ -274,8 +264,7 @@ def gain_change(results, cap, lengths, small, large):
 
 
 def summarise_model_side(results, args):
-    """{"model_side": ...}: per kind the gain's change from the shortest to the longest L, and
-    the capped-minus-free change (the first cap's), beside error_tables."""
+    """error_tables, the gain's change per kind, and capped (the first B) minus free."""
     small, rank = args.head_dims[0], args.match_rank
     free = gain_change(results, None, args.L, small, rank)
     capped = {f"{B:g}": gain_change(results, B, args.L, small, rank) for B in args.caps}
@@ -322,12 +311,10 @@ def plot_saturation(result):
 if __name__ == "__main__":
     run.figure(plot_saturation(model_side), "05_saturation")
     side = model_side["model_side"]
-    print(f"mean E(d), d = {', '.join(map(str, args.head_dims))}, and the change of the gain "
-          f"E({args.head_dims[0]}) - E({args.match_rank}) from L = {args.L[0]} to {args.L[-1]}:")
-    for name, table in by_kind(side).items():
-        print(f"   {name}: " + " -> ".join(" ".join(f"{e['mean']:.3f}" for e in table[str(L)]
-                                                   .values()) for L in (args.L[0], args.L[-1]))
-              + "; " + helpers.describe_difference("change", by_kind(side["gain_change"])[name]))
+    print(f"the change of the gain E({args.head_dims[0]}) - E({args.match_rank}) from "
+          f"L = {args.L[0]} to {args.L[-1]}:")
+    for name, change in by_kind(side["gain_change"]).items():
+        print(f"   {name}: " + helpers.describe_difference("change", change))
     both = side["capped_minus_free_change"]
     print("   " + helpers.describe_difference(f"capped (B = {both['B']:g}) minus free", both))
     run.finish()
@@ -344,11 +331,9 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Summary beside the paper
 #
-# Paper B's body is not among our sources: each row names what it says, beside our default run.
-#
 # | claim | paper | ours | where we differ |
 # |---|---|---|---|
-# | bounded logits flatten attention: $e^{-2B}/L \le p_i \le e^{2B}/L$, $H(p)/\log L \ge 1 - 2B/\log L$ | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 (study 05c, `results/05c_bounded_logits.json`) | the lemma is our reading of its basis |
+# | bounded logits flatten attention (the lemma above) | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 (study 05c, `results/05c_bounded_logits.json`) | the lemma is our reading of its basis |
 # | head dimension buys less on long sequences | "diminishing returns ... especially for long sequences" (abstract) | the change of the gain E(1) − E(8) from L = 16 to 128: capped (B = 2) −0.32 [−0.34, −0.31], free +0.22 [+0.19, +0.26] | on this target, only when the logits are bounded |
 #
 # The `--full` run (L up to 256, d up to 16, a second cap B = 3) gives the same verdicts

@@ -293,14 +293,10 @@ def plot_fixed_head_dim(result):
 
 if __name__ == "__main__":
     run.figure(plot_fixed_head_dim(fixed_head_dim), "07_fixed_head_dim")
-    print(f"accuracy, mean over {args.seeds} seeds, training | held-out, h = "
-          + ", ".join(map(str, args.heads)) + ":")
-    for T, by_h in fixed_head_dim["accuracy"]["fixed-head-dim"].items():
-        print(f"   T = {T} + CLS: " + " ".join(f"{e['train']['mean']:.3f}" for e in by_h.values())
-              + " | " + " ".join(f"{e['valid']['mean']:.3f}" for e in by_h.values()) + "; "
-              + helpers.describe_difference("training, most minus fewest heads", gains[T]))
-    print("   [paper A, Table 8, T = 65, training] " + " ".join(
-        f"{PAPER_TABLE_8_T65[h] / 100:.3f}" for h in args.heads if h in PAPER_TABLE_8_T65))
+    print(f"training accuracy, h = {max(args.heads)} minus h = {min(args.heads)}, "
+          f"over {args.seeds} paired seeds:")
+    for T, gain in gains.items():
+        print(f"   T = {T} + CLS: " + helpers.describe_difference("gain", gain))
     run.finish()
 
 # %% [markdown]

@@ -89,11 +89,20 @@ def knee_of_sweep(table, heads, D, layers=1):
 # ----------------------------------------------------------------------------------------------
 # Fig. 1a and the printout beside the paper
 # ----------------------------------------------------------------------------------------------
+def report_table(result, args):
+    """Our min / mean validation NMSE at every (h, T)."""
+    print(f"validation NMSE over {args.seeds} seed(s), min / mean, h = "
+          + ", ".join(map(str, args.heads)) + ":")
+    for T, by_heads in result["nmse"].items():
+        print(f"   T = {T:<4}" + "  ".join(f"{e['min']:.1e} / {e['mean']:.1e}"
+                                           for e in by_heads.values()))
+
+
 def report_sweep(result, args, paper):
     """The studies' printout: report_table, then ours over the paper's number of the same
     statistic (paper: {statistic: {h: {T: value}}}, the tables of the same model), and the drop
     at the knee, ours beside the paper's wherever its table has both h - 1 and h."""
-    lesson.report_table(result, args)
+    report_table(result, args)
     nmse, lengths = result["nmse"], list(result["nmse"])
     for statistic, table in paper.items():
         rows = [f"h = {h}: " + " ".join(
