@@ -12,6 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import helpers  # noqa: E402
+import torch  # noqa: E402
+
+# The tests run on one core; the notebooks' kernel and then the simulated-OS runs take the other
+# (NotebookRuns). Two threads here would wait on a core that is busy.
+torch.set_num_threads(1)
 
 
 RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s",
@@ -21,7 +26,7 @@ FURTHER = sorted((ROOT / "further").glob("0[1-7]*_*.py"))  # going further: one 
 SCRIPTS = LESSONS + FURTHER
 
 
-NOTEBOOK_WORKERS = 2   # kernels at once: one per core
+NOTEBOOK_WORKERS = 1   # kernels at once: the tests run beside it, on the other core
 # Run before a study's notebook in a kernel that ran another study: it forgets that notebook's
 # variables and every module of this repository it loaded (helpers, plumbing, engine, the
 # numbered files), and closes its figures. torch and the other libraries stay imported: their
@@ -50,16 +55,18 @@ def shut_down(kernel):
 
 
 class NotebookRuns:
-    """The notebook of every file this session's tests name, executed with QUICK=1 before the
-    session's first test, NOTEBOOK_WORKERS at a time.
+    """The notebook of every file this session's tests name, executed with QUICK=1 in the
+    background while the tests run, NOTEBOOK_WORKERS at a time, in the order the tests read
+    them; a test waits only for the notebook it reads. When the last has run, `then()`.
     Each lesson runs in a fresh kernel, as a reader's does; the studies a worker runs share its
     kernel, each after FRESH_START (a kernel's start and imports take about 3 s, most of a
     study's quick run). An error in one notebook is that notebook's."""
 
-    def __init__(self, stems, out):
+    def __init__(self, stems, out, then=None):
         import os
-        self.out, self.lock = out, threading.Lock()
-        self.queue = list(stems)                        # taken from the front
+        self.out, self.lock, self.then = out, threading.Lock(), then
+        self.queue = sorted(stems)         # taken from the front: test_01_... runs before test_01a_...
+        self.running = NOTEBOOK_WORKERS
         self.finished = {stem: threading.Event() for stem in stems}
         self.results, self.outputs, self.errors = {}, {}, {}
         self.environment = {**{key: value for key, value in os.environ.items() if key != "ARGS"},
@@ -96,6 +103,11 @@ class NotebookRuns:
                     shared = self.execute(stem, shared, keep_kernel=True)
         finally:
             shut_down(shared)
+            with self.lock:
+                self.running -= 1
+                then = self.then if self.running == 0 else None
+            if then is not None:
+                then()
 
     def execute(self, stem, kernel=None, keep_kernel=False):
         """Execute notebooks/<stem>.ipynb, in `kernel` (after FRESH_START) or a new one; returns
@@ -130,21 +142,26 @@ class NotebookRuns:
                 client.kc.stop_channels()
             self.finished[stem].set()
 
-    def wait(self):
-        """Until every notebook has run."""
+    def stop(self):
+        """Run no notebook after the ones running now, start nothing after them, and wait for
+        them (a session that ends early leaves no kernel behind)."""
+        with self.lock:
+            self.queue.clear()
+            self.then = None
         for worker in self.workers:
             worker.join()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def notebook_runs(tmp_path_factory, request):
-    """The NotebookRuns of this session, run before its first test."""
+    """The NotebookRuns of this session, started before its first test; when they are done, the
+    simulated-OS runs start on the core they leave."""
     items = [item.nodeid for item in request.session.items]
     named = [script.stem for script in SCRIPTS if any(script.stem in item for item in items)]
-    runs = NotebookRuns(named, tmp_path_factory.mktemp("notebook_runs"))
-    runs.wait()     # the kernels have both cores: a test beside them runs several times slower
-    start_simulated_runs(request.config)                 # the kernels are done with the cores
-    return runs
+    request.config.notebook_runs = NotebookRuns(
+        named, tmp_path_factory.mktemp("notebook_runs"),
+        then=lambda: start_simulated_runs(request.config))
+    return request.config.notebook_runs
 
 
 @pytest.fixture(scope="session")
@@ -171,13 +188,18 @@ def pytest_collection_finish(session):
                                            for item in session.items)
 
 
+SIMULATED_START = threading.Lock()   # the notebooks' thread or a test's, whichever comes first
+
+
 def start_simulated_runs(config):
     """Start the simulated-OS lesson runs and notebooks (test_simulated_os) once: they take two
     cores' worth of most of a minute, which the rest of the suite, leaving a core idle much of
     the time, lends them."""
     import tempfile
     import test_simulated_os
-    if getattr(config, "simulated_pending", False) and config.simulated_runs is None:
+    with SIMULATED_START:
+        if not getattr(config, "simulated_pending", False) or config.simulated_runs is not None:
+            return
         folder = Path(tempfile.mkdtemp(prefix="simulated_os_"))
         config.simulated_runs = {
             "folder": folder,
@@ -186,8 +208,11 @@ def start_simulated_runs(config):
 
 
 def pytest_sessionfinish(session):
-    """Stop the background lesson runs if a test run ended before they did, let the notebooks
-    finish, and remove their folder."""
+    """Stop the notebooks after those running, stop the background lesson runs if a test run
+    ended before they did, let the simulated notebooks finish, and remove their folder."""
+    notebooks = getattr(session.config, "notebook_runs", None)
+    if notebooks is not None:
+        notebooks.stop()
     started = getattr(session.config, "simulated_runs", None)
     if started:
         import shutil
