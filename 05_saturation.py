@@ -322,8 +322,8 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1 loses
 # the matches among more distractors, while rank 8 stays exact. With logits capped at $B = 2$
-# the same gain *shrinks*, because the capped rank-8 head cannot concentrate on its matches, the
-# direction the lemma points; the fall starts well below its threshold
+# the same gain *shrinks*, the direction the lemma points (a capped head cannot concentrate on
+# 2 of $L$ tokens); the fall starts well below its threshold
 # $L \ge 2 + 2e^{2B} \approx 111$. At $L = 128$ each capped dimension buys little. So on this
 # target saturation appears with the cap and not with free logits: capped minus free, the
 # change of the gain is −0.55 [−0.59, −0.50] (5 seeds).
