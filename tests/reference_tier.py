@@ -36,6 +36,8 @@ REPLACED = {
     "02a_recipe_study.json": ["02a_recipe_study.json"],
     "02b_directions_study.json": ["02b_directions_study.json"],
     "02c_seed_count.json": ["02c_seed_count.json"],
+    "02_multihead_model_T8-16-32_lr0.003_batch_size256_full.json": [   # the grid at T = 8 ... 32
+        "02_multihead_model_T8-16-32_lr0.003_batch_size256_full.json"],
     "05_saturation_full.json": ["05_saturation_full.json", "05a_confound_full.json",
                                 "05b_low_rank_full.json", "05c_bounded_logits_full.json"],
     "06a_06b_06c_replayed.json": [      # lesson 06's default when it held 06a's, 06b's and 06c's parts
