@@ -65,7 +65,7 @@ class NotebookRuns:
     def __init__(self, stems, out, then=None):
         import os
         self.out, self.lock, self.then = out, threading.Lock(), then
-        self.queue = sorted(stems)         # taken from the front: test_01_... runs before test_01a_...
+        self.queue = sorted(stems)            # taken from the front, in the tests' order
         self.running = NOTEBOOK_WORKERS
         self.finished = {stem: threading.Event() for stem in stems}
         self.results, self.outputs, self.errors = {}, {}, {}

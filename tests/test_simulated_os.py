@@ -91,9 +91,9 @@ def start_lessons(system, out):
 
 
 def start_in_the_background(folder):
-    """Both systems' lesson runs, started when the suite starts (tests/conftest.py): they keep
-    two cores busy for half a minute, and the rest of the suite leaves one idle much of the
-    time. {system: (process, its folder)}."""
+    """Both systems' lesson runs, started once the notebooks have run (tests/conftest.py): they
+    keep two cores busy for half a minute, and the rest of the suite leaves one idle much of
+    the time. {system: (process, its folder)}."""
     return {system: (start_lessons(system, folder / system), folder / system)
             for system in simulated_os.SYSTEMS}
 
