@@ -1,6 +1,7 @@
 """Shared test fixtures: the repository root on sys.path, and a quick-preset config helper."""
 import contextlib
 import io
+import os
 import subprocess
 import sys
 import threading
@@ -8,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+# The tests run on one core while the notebooks' kernel, then the simulated-OS runs, take the
+# other (NotebookRuns): one thread each, here and in every process they start (torch reads this
+# when it is imported), as two threads would wait on a core that is busy.
+os.environ["OMP_NUM_THREADS"] = "1"
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import helpers  # noqa: E402
-import torch  # noqa: E402
-
-# The tests run on one core; the notebooks' kernel and then the simulated-OS runs take the other
-# (NotebookRuns). Two threads here would wait on a core that is busy.
-torch.set_num_threads(1)
 
 
 RUN_KEYS = {"script", "config", "device", "torch_version", "python_version", "wall_time_s",
@@ -63,7 +64,6 @@ class NotebookRuns:
     study's quick run). An error in one notebook is that notebook's."""
 
     def __init__(self, stems, out, then=None):
-        import os
         self.out, self.lock, self.then = out, threading.Lock(), then
         self.queue = sorted(stems)            # taken from the front, in the tests' order
         self.running = NOTEBOOK_WORKERS
