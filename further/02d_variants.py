@@ -569,7 +569,7 @@ if __name__ == "__main__" and not training and "reversal" in args.parts:
 # is the level at and above it, higher in ours at every depth, width and $D$ at these step
 # counts, so our drops are smaller. Trained on (study 02e, $T = 8$, 200,000 steps), our $h = 4$
 # minimum reaches Table 3's level, from the two of three seeds that kept falling. At the paper's
-# grid the reversal appears first at $h = D$ in ours, as in Table 3's minima, and weaker.
+# grid the reversal from our minima appears first at $h = D$, as in Table 3's minima, and weaker.
 
 # %%
 if __name__ == "__main__":
