@@ -350,13 +350,17 @@ def test_a_notebook_s_function_trains_in_worker_processes_on_one_thread_each():
                                 "def train(run):\n"
                                 "    return {'pid': os.getpid(), 'threads': torch.get_num_threads()}")
     threads = torch.get_num_threads()
-    runs = [dict(device="cpu", index=i) for i in range(4)]
-    results = helpers.run_sweep(runs, 2, train, str, cost=lambda r: 1)
-    assert {r["threads"] for r in results} == {1}
-    assert os.getpid() not in {r["pid"] for r in results}
-    here = helpers.run_sweep(runs, 1, train, str, cost=lambda r: 1)
-    assert {r["pid"] for r in here} == {os.getpid()} and {r["threads"] for r in here} == {1}
-    assert torch.get_num_threads() == threads
+    torch.set_num_threads(2)   # the suite runs on one thread (conftest): two, so that one shows
+    try:
+        runs = [dict(device="cpu", index=i) for i in range(4)]
+        results = helpers.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+        assert {r["threads"] for r in results} == {1}
+        assert os.getpid() not in {r["pid"] for r in results}
+        here = helpers.run_sweep(runs, 1, train, str, cost=lambda r: 1)
+        assert {r["pid"] for r in here} == {os.getpid()} and {r["threads"] for r in here} == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
 
 
 def fail_at_two(run):
