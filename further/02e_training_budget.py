@@ -588,8 +588,8 @@ if __name__ == "__main__":
 #   deeper knee than the paper's is a point estimate only.
 #
 # **The budgets at $T = 32$**
-# (`results/02e_training_budget_T32_heads_below2_budgets20000-50000_parts_budget.json`, 47 min
-# 38 s on 2 cores; 3 seeds; $h = 3, 4, 5$ at 20,000 and 50,000 steps, $h = 2$ at 50,000), as
+# (`results/02e_training_budget_T32_heads_below2_budgets20000-50000_parts_budget.json`, 37 min
+# 55 s on 2 cores; 3 seeds; $h = 3, 4, 5$ at 20,000 and 50,000 steps, $h = 2$ at 50,000), as
 # above:
 #
 # | h | 20,000 steps | 50,000 | paper: Table 2 mean | paper: Table 3 min |
@@ -648,7 +648,7 @@ if __name__ == "__main__" and args.replay:       # the notebook: T = 32 past 50,
 #     python further/02e_training_budget.py --parts search              # the search (12 min 2 s)
 #     python further/02e_training_budget.py --parts budget              # T = 8 (91 min 27 s)
 #     python further/02e_training_budget.py --parts budget --T 32 --budgets 20000,50000 --heads-below 2
-#                                                                       # T = 32 (47 min 38 s)
+#                                                                       # T = 32 (37 min 55 s)
 #     python further/02e_training_budget.py --parts budget --T 32 --heads 4 --heads-below 3 --budgets 50000,100000
 #                                                                       # T = 32, longer (61 min)
 #     python further/02e_training_budget.py --parts timing --T 8,32,128  # stacked against separate
