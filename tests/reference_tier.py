@@ -40,6 +40,7 @@ REPLACED = {
         "02_multihead_model_T8-16-32_lr0.003_batch_size256_full.json"],
     "02e_training_budget_T32_heads_below2_budgets20000-50000_parts_budget.json": [   # 02e, T = 32
         "02e_training_budget_T32_heads_below2_budgets20000-50000_parts_budget.json"],
+    "02e_training_budget_parts_budget.json": ["02e_training_budget_parts_budget.json"],  # T = 8
     "05_saturation_full.json": ["05_saturation_full.json", "05a_confound_full.json",
                                 "05b_low_rank_full.json", "05c_bounded_logits_full.json"],
     "06a_06b_06c_replayed.json": [      # lesson 06's default when it held 06a's, 06b's and 06c's parts
