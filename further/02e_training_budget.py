@@ -552,7 +552,7 @@ if __name__ == "__main__":
 # $h = 4$ mean at 8.0e-6 against 1.8e-5 for lesson 02's batch 64 at 1e-2, and the $h = 3$ mean
 # unchanged (1.6e-3 in both).
 #
-# **The budgets at $T = 8$** (`results/02e_training_budget_parts_budget.json`, 91 min 27 s on 2
+# **The budgets at $T = 8$** (`results/02e_training_budget_parts_budget.json`, 81 min 51 s on 2
 # cores, part of it sharing them with another run; 3 seeds): the last model's validation NMSE,
 # mean (minimum), and the training NMSE's mean:
 #
@@ -635,10 +635,10 @@ if __name__ == "__main__" and args.replay:       # the notebook: T = 32 past 50,
     run.figure(plot(longer), LONGER_AT_32)
 
 # %% [markdown]
-# Stacking the 3 seeds trained 1.49× faster than one after another at $T = 8$
-# (the run's own timing, `stacking`); timed again on an idle machine
+# Stacking the 3 seeds and training them as one (`train_ensemble`), timed on an idle machine
 # (`results/02e_training_budget_T8-32-128_parts_timing.json`), with batch 256 on one CPU thread,
-# it gives 1.36×, 1.16× and 0.74× at $T$ = 8, 32 and 128, where the same command's earlier run
+# is 1.36×, 1.16× and 0.74× as fast as training them one after another at $T$ = 8, 32 and 128,
+# where the same command's earlier run
 # (at b762af7) gave 1.28×, 0.91× and 0.83×: both pay at $T = 8$ and lose at 128, and they
 # disagree at 32, so on a CPU stacking pays for short sequences only.
 
@@ -646,7 +646,7 @@ if __name__ == "__main__" and args.replay:       # the notebook: T = 32 past 50,
 # ## Commands and files
 #
 #     python further/02e_training_budget.py --parts search              # the search (12 min 2 s)
-#     python further/02e_training_budget.py --parts budget              # T = 8 (91 min 27 s)
+#     python further/02e_training_budget.py --parts budget              # T = 8 (81 min 51 s)
 #     python further/02e_training_budget.py --parts budget --T 32 --budgets 20000,50000 --heads-below 2
 #                                                                       # T = 32 (37 min 55 s)
 #     python further/02e_training_budget.py --parts budget --T 32 --heads 4 --heads-below 3 --budgets 50000,100000
