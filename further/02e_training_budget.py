@@ -553,8 +553,8 @@ if __name__ == "__main__":
 # unchanged (1.6e-3 in both).
 #
 # **The budgets at $T = 8$** (`results/02e_training_budget_parts_budget.json`, 81 min 51 s on 2
-# cores, part of it sharing them with another run; 3 seeds): the last model's validation NMSE,
-# mean (minimum), and the training NMSE's mean:
+# cores; 3 seeds): the last model's validation NMSE, mean (minimum), and the training NMSE's
+# mean:
 #
 # | h | 6,000 steps | 20,000 | 60,000 | 200,000 | paper: Table 2 mean | paper: Table 3 min |
 # |---|---|---|---|---|---|---|
