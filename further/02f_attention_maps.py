@@ -63,7 +63,7 @@ def best_run(trained, **match):
 
 
 if __name__ == "__main__":
-    trained = model_file.train_runs(model_file.sweep_runs(args), args.workers, model_file.train_one)
+    trained = model_file.train_runs(model_file.sweep_runs(args), args.workers)
     T = args.T[0]
     chosen = {h: best_run(trained, T=T, h=h) for h in args.heads}
 
