@@ -283,8 +283,9 @@ if __name__ == "__main__":
     run.figure(draw_sequences(sampled), "01_sequences")
     directions = task_directions(args.D, args.d, args.directions)          # [D, d]
     unit = directions / directions.norm(dim=1, keepdim=True)
-    print(f"a_i ({args.directions}): lengths {directions.norm(dim=1).numpy().round(2)}; "
-          f"cosines\n{(unit @ unit.T).numpy().round(2)}")
+    i, j = torch.triu_indices(args.D, args.D, offset=1)                    # every pair i < j
+    print(f"a_i ({args.directions}): lengths {directions.norm(dim=1).numpy().round(2)}; cosines "
+          f"a_i.a_j / |a_i||a_j| of (1, 2), (1, 3), ...: {(unit @ unit.T)[i, j].numpy().round(2)}")
     first, toy = sampled["examples"], sampled["toy_examples"]
     print(f"first sequence: y = {first['y'][0]:.3f}, its tokens {first['positions'][0]}; "
           f"toy task: y = {toy['y'][0]:.3f}, its tokens {toy['positions'][0]}")

@@ -175,17 +175,12 @@ def train_one(run, build=build_model, keep_best=False):
     """Train one (T, h, seed): a plain dict in and out, for a sweep's worker process.
     keep_best: end on the best validation checkpoint (the studies' option)."""
     started = time.perf_counter()
-    device = torch.device(run["device"])
     train, valid, _ = make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
                                 run["data_seed"], run["directions"])
-    train = tuple(t.to(device) for t in train)
-    valid = tuple(t.to(device) for t in valid)
-    helpers.seed_everything(run["seed"])
-    model = build(run).to(device)
-    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=run["batch_size"], lr=run["lr"], seed=run["seed"],
-                                   name=f"T={run['T']} h={run['h']} seed={run['seed']}",
-                                   evaluate_every=run["evaluate_every"], keep_best=keep_best)
+    model, _, fit = helpers.train_model(run, build, train, valid, steps=run["steps"],
+                                        batch_size=run["batch_size"], lr=run["lr"],
+                                        name=f"T={run['T']} h={run['h']} seed={run['seed']}",
+                                        evaluate_every=run["evaluate_every"], keep_best=keep_best)
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "last_valid_nmse": fit["last_valid_nmse"], "history": fit["history"],
             "parameters": parameter_counts(model), "seconds": time.perf_counter() - started,
@@ -214,10 +209,8 @@ def sweep_cost(run):
 
 
 def train_runs(runs, workers, train=train_one):
-    """train(run) for every run, the longest first; a line per T when its last run ends."""
-    return helpers.run_sweep(runs, workers, train,
-                             lambda same_T: f"T = {same_T[0]['T']}: {len(same_T)} runs",
-                             sweep_cost, group=lambda run: run["T"])
+    """train(run) for every run (helpers.run_sweep), the longest first."""
+    return helpers.run_sweep(runs, workers, train, cost=sweep_cost)
 
 
 if __name__ == "__main__":
@@ -274,17 +267,12 @@ def plot_nmse(result, args, title=None, statistic="min"):
     """Fig. 1a: one statistic over seeds ("min" or "mean") against h, a line per T; with the
     mean, a dot per seed."""
     figure, axis = plt.subplots(figsize=(6, 4))
-    for T, by_heads in result["nmse"].items():
-        heads = [int(h) for h in by_heads]
-        line, = axis.semilogy(heads, [by_heads[str(h)][statistic] for h in heads], "o-",
-                              label=f"T = {T}")
-        for h in heads if statistic == "mean" else []:
-            seeds = by_heads[str(h)]["seeds"]
-            axis.semilogy([h] * len(seeds), seeds, ".", color=line.get_color(), ms=4)
     axis.axvline(result["knee"]["h"], color="grey", ls=":", label="knee: h = D")
-    axis.set(xlabel="number of heads h", ylabel=f"{statistic} validation NMSE over seeds",
-             xticks=args.heads, title=title or f"One attention layer, D = {args.D}")
-    axis.legend(fontsize=8)
+    lines = {f"T = {T}": by_heads for T, by_heads in result["nmse"].items()}
+    helpers.plot_lines(axis, lines, statistic, seeds=statistic == "mean", yscale="log",
+                       xticks=args.heads, xlabel="number of heads h",
+                       ylabel=f"{statistic} validation NMSE over seeds",
+                       title=title or f"One attention layer, D = {args.D}")
     return figure
 
 

@@ -192,22 +192,16 @@ def train_route(run):
         return {**model_file.train_one(run), "state": None}
     train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
                                            run["data_seed"], run["directions"])
-    device = torch.device(run["device"])
-    train = tuple(t.to(device) for t in train)
-    valid = tuple(t.to(device) for t in valid)
-    helpers.seed_everything(run["seed"])
-    model = MemorisingModel(run["T"], dim=train[0].shape[-1]).to(device)
-    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=run["batch_size"], lr=MEMORISE_LR,
-                                   seed=run["seed"], name=f"memorise T={run['T']}")
+    model, _, fit = helpers.train_model(run, lambda run: MemorisingModel(run["T"]), train, valid,
+                                        steps=run["steps"], batch_size=run["batch_size"],
+                                        lr=MEMORISE_LR, name=f"memorise T={run['T']}")
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "parameters": {"paper": helpers.count_parameters(model.readout),
                            "total": helpers.count_parameters(model)}}
 
 
 # %% [markdown]
-# The runs: every route at every $T$ and seed, on lesson 02's data (one line per route as its
-# runs end).
+# The runs: every route at every $T$ and seed, on lesson 02's data.
 
 # %%
 def route_runs(args, routes):
@@ -219,15 +213,9 @@ def route_runs(args, routes):
             for route, h in routes.items() for T in args.T for s in range(args.seeds)]
 
 
-def route_done(results):
-    """The progress line of one route, when its last run ends."""
-    return f"trained {results[0]['route']}: {len(results)} runs"
-
-
 if __name__ == "__main__":
     trained = helpers.run_sweep(route_runs(args, route_heads(args.D)), args.workers, train_route,
-                                route_done, cost=lambda run: run["T"] * run["steps"],
-                                group=lambda run: run["route"])
+                                cost=lambda run: run["T"] * run["steps"])
 
 # %% [markdown]
 # **The result**: per route and $T$, the seed with the lowest validation NMSE (the paper's

@@ -171,12 +171,10 @@ LR = 1e-2           # AdamW's peak learning rate
 def train_head(run, x, y):
     """One head trained on the first n_train of (x, y): (model, the rest, {**run, NMSEs})."""
     train, valid = helpers.standardised_split(x, y, run["n_train"])
-    train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
-    helpers.seed_everything(run["seed"])
-    model = SingleHead(run["dim"], run["head_dim"], run["cap"]).to(run["device"])
-    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=run["batch_size"], lr=run["lr"], seed=run["seed"],
-                                   name=f"{run['task']} L={run['L']} d={run['head_dim']}")
+    model, valid, fit = helpers.train_model(
+        run, lambda run: SingleHead(run["dim"], run["head_dim"], run["cap"]), train, valid,
+        steps=run["steps"], batch_size=run["batch_size"], lr=run["lr"],
+        name=f"{run['task']} L={run['L']} d={run['head_dim']}")
     return model, valid, {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"]}
 
 
@@ -205,17 +203,10 @@ def model_side_runs(args):
             for s in range(args.seeds)]
 
 
-def kind_of(run):
-    """A run's kind, its group in the sweep's printout: "free logits" or "capped, B = 2"."""
-    return "free logits" if run["cap"] is None else f"capped, B = {run['cap']:g}"
-
-
-def train_runs(runs, workers, train, group=kind_of):
-    """train(run) for every run (helpers.run_sweep), the longest first; one line per group."""
-    def finished(results):
-        return f"{group(results[0])}: {len(results)} runs trained"
-    return helpers.run_sweep(runs, workers, train, finished,
-                             cost=lambda run: run["L"] * run["steps"], group=group)
+def train_runs(runs, workers, train, group=None):
+    """train(run) for every run (helpers.run_sweep), the longest first; a line per group(run)."""
+    return helpers.run_sweep(runs, workers, train, cost=lambda run: run["L"] * run["steps"],
+                             group=group)
 
 
 if __name__ == "__main__":
@@ -292,18 +283,12 @@ def plot_saturation(result):
     side = result["model_side"]
     figure, axes = plt.subplots(1, len(side["capped"]) + 2, figsize=(14, 3.8))
     for axis, (name, table) in zip(axes, by_kind(side).items()):
-        for L, entry in table.items():
-            axis.semilogx([int(d) for d in entry], [e["mean"] for e in entry.values()], "o-",
-                          label=f"L = {L}")
-        helpers.label_log_axis(axis, [int(d) for d in entry])
-        axis.set(xlabel="head dimension d", ylabel="validation NMSE, mean", title=name)
-    for name, by_length in by_kind(side["gain"]).items():
-        axes[-1].semilogx([int(L) for L in by_length], list(by_length.values()), "o-", label=name)
-    helpers.label_log_axis(axes[-1], [int(L) for L in by_length])
-    axes[-1].set(xlabel="sequence length L", title="Does head dimension buy less as L grows?",
-                 ylabel=f"gain E({side['smallest_head_dim']}) - E({side['rank']})")
-    for axis in axes:
-        axis.legend(fontsize=7)
+        lines = {f"L = {L}": by_dim for L, by_dim in table.items()}
+        helpers.plot_lines(axis, lines, seeds=False, xscale="log", xlabel="head dimension d",
+                           ylabel="validation NMSE, mean", title=name)
+    helpers.plot_lines(axes[-1], by_kind(side["gain"]), xscale="log", xlabel="sequence length L",
+                       ylabel=f"gain E({side['smallest_head_dim']}) - E({side['rank']})",
+                       title="Does head dimension buy less as L grows?")
     figure.tight_layout()
     return figure
 

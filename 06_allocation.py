@@ -19,7 +19,7 @@ from torch import nn
 
 sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
 import helpers
-from helpers import Setting, int_list, positive_int
+from helpers import Setting, positive_int
 
 
 def config(argv=None):
@@ -113,14 +113,10 @@ def train_one(run):
 
 def train_on(run, x, y):
     """Train run's allocation on x [n, T, token_dim], y [n]; the first n_train sequences train."""
-    train, valid = helpers.standardised_split(x.to(run["device"]), y.to(run["device"]),
-                                              run["n_train"])
-    helpers.seed_everything(run["seed"])
-    model = AllocatedTransformer(run["layers"], run["width"], run["T"],
-                                 token_dim=x.shape[-1]).to(run["device"])
-    fit = helpers.train_regression(model, train, valid, steps=run["steps"],
-                                   batch_size=BATCH_SIZE, lr=LR, seed=run["seed"],
-                                   name=run["name"])
+    train, valid = helpers.standardised_split(x, y, run["n_train"])
+    _, _, fit = helpers.train_model(
+        run, lambda run: AllocatedTransformer(run["layers"], run["width"], run["T"], x.shape[-1]),
+        train, valid, steps=run["steps"], batch_size=BATCH_SIZE, lr=LR, name=run["name"])
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"]}
 
 
@@ -206,19 +202,14 @@ def sweep_cost(run):
     return run["T"] * run["steps"]
 
 
-def train_runs(runs, workers, train, group):
-    """train(run) for every run (helpers.run_sweep), the costliest first; one line, with its
-    mean NMSE, as the last run of each group(run) finishes."""
-    def mean_nmse(results):
-        nmse = [r["valid_nmse"] for r in results]
-        return f"{group(results[0])}: {len(nmse)} run(s), mean NMSE {sum(nmse) / len(nmse):.3f}"
-    return helpers.run_sweep(runs, workers, train, mean_nmse, sweep_cost, group=group)
+def train_runs(runs, workers, train, group=None):
+    """train(run) for every run (helpers.run_sweep), the costliest first; a line per group(run)."""
+    return helpers.run_sweep(runs, workers, train, cost=sweep_cost, group=group)
 
 
 if __name__ == "__main__":
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
-    allocation_results = train_runs(allocation_runs(args, compared), args.workers, train_one,
-                                    group=lambda run: run["task"])
+    allocation_results = train_runs(allocation_runs(args, compared), args.workers, train_one)
 
 # %% [markdown]
 # **The result**: each allocation's NMSE over its seeds, and two paired differences with 95 %

@@ -207,14 +207,8 @@ def train_protocol(args, data):
                  lr=LR, device=args.device, data=data, seed=args.seed + s)
             for side in dict.fromkeys(args.sides) for h in dict.fromkeys(args.heads)
             for s in range(args.seeds)]
-
-    def shape(run):
-        return f"side={run['side']} h={run['heads']} (E={run['width']})"
-
     results = helpers.run_sweep(runs, args.workers, train_vit,
-                                lambda same_shape: shape(same_shape[0]),
-                                cost=lambda run: (run["side"] // PATCH) ** 2 * run["width"],
-                                group=shape)
+                                cost=lambda run: (run["side"] // PATCH) ** 2 * run["width"])
     rows = {}
     for result in results:                              # in the order of runs: seeds in order
         T = (result["side"] // PATCH) ** 2
@@ -272,22 +266,15 @@ PAPER_TABLE_8_T65 = {1: 47.8, 2: 59.7, 4: 75.5, 8: 95.1}
 def plot_fixed_head_dim(result):
     """Training and held-out accuracy against h, a line per T, a dot per seed; Table 8's."""
     figure, axes = plt.subplots(2, 1, figsize=(5.5, 7))
-    for axis, split in zip(axes, ("train", "valid")):
-        for T, by_h in result["accuracy"]["fixed-head-dim"].items():
-            heads = [int(h) for h in by_h]
-            line, = axis.semilogx(heads, [e[split]["mean"] for e in by_h.values()], "o-",
-                                  label=f"T = {T} + CLS")
-            for h, entry in zip(heads, by_h.values()):
-                axis.semilogx([h] * len(entry[split]["seeds"]), entry[split]["seeds"], ".",
-                              color=line.get_color())
-        axis.set(xlabel="heads h", ylabel=f"{split} accuracy")
-    ours = [int(h) for h in next(iter(result["accuracy"]["fixed-head-dim"].values()))]
+    by_length = result["accuracy"]["fixed-head-dim"]
+    ours = [int(h) for h in next(iter(by_length.values()))]
     paper = [h for h in PAPER_TABLE_8_T65 if h <= max(ours)]
-    axes[0].semilogx(paper, [PAPER_TABLE_8_T65[h] / 100 for h in paper], "k^:",
-                     label="paper A, Table 8: CIFAR-10, T = 65")
-    for axis in axes:
-        helpers.label_log_axis(axis, ours)
-        axis.legend(fontsize=7)
+    axes[0].plot(paper, [PAPER_TABLE_8_T65[h] / 100 for h in paper], "k^:",
+                 label="paper A, Table 8: CIFAR-10, T = 65")
+    for axis, split in zip(axes, ("train", "valid")):
+        lines = {f"T = {T} + CLS": {h: entry[split] for h, entry in by_h.items()}
+                 for T, by_h in by_length.items()}
+        helpers.plot_lines(axis, lines, xscale="log", xlabel="heads h", ylabel=f"{split} accuracy")
     return figure
 
 

@@ -45,7 +45,7 @@ def connect(address, seconds=10):
 
 
 def engine():
-    """(where, in a few words for the provenance; the line that says so). Each run sets torch's
+    """(where, in a few words for the provenance; how the runs train there, in words). Each run sets torch's
     thread count for itself, so a worker of two threads is refused: its runs would share it."""
     client = CLIENT["client"]
     address, threads = client.scheduler.address, client.nthreads()   # {worker: threads}
@@ -55,8 +55,7 @@ def engine():
                                       f"with --nthreads 1, so that each run trains alone on its "
                                       f"thread")
     return (f"the Dask cluster at {address}, {len(threads)} workers",
-            f"the runs train on the Dask cluster at {address} ({len(threads)} workers), "
-            f"one thread each")
+            f"on the Dask cluster at {address} ({len(threads)} workers), one thread each")
 
 
 def on_the_cluster(train, queue, wait_s=600):

@@ -13,8 +13,8 @@ load_concept), so it runs when copied out with it. Contents, in order of use:
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, a loss check
-    train_regression                    fit() on MSE mini-batches, held-out NMSE
-    label_log_axis                      plain log-axis ticks
+    train_regression, train_model       fit() on MSE mini-batches, held-out NMSE; one seeded run
+    label_log_axis, plot_lines          plain log-axis ticks; a line per label, a dot per seed
     Setting, config                     a lesson's settings table and its command line
     Run                                 its numbers, figures and results file (with provenance)
     run_sweep                           many training runs in joblib's processes (or on a Dask
@@ -321,6 +321,16 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             "selection": "best_checkpoint" if keep_best and history else "last"}
 
 
+def train_model(run, build, train, valid, **options):
+    """One run of a lesson: seed_everything(run["seed"]), the model build(run) on run["device"],
+    fitted to train = (x, y) by train_regression with options (steps, batch_size, lr, name...)
+    and the run's seed for its batches. (model, valid on the device, train_regression's dict)."""
+    train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
+    seed_everything(run["seed"])
+    model = build(run).to(run["device"])
+    return model, valid, train_regression(model, train, valid, seed=run["seed"], **options)
+
+
 def draw_batches(n, steps, batch_size, seed, device):
     """The indices of every mini-batch of one run, [steps, batch_size], drawn with replacement
     from a CPU generator seeded by `seed` (the same indices as one draw per step, and no copy
@@ -355,6 +365,27 @@ def label_log_axis(axis, values, which="x"):
     target.set_major_locator(ticker.FixedLocator(values))
     target.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in values]))
     target.set_minor_formatter(ticker.NullFormatter())
+
+
+def plot_lines(axis, lines, statistic="mean", seeds=True, style="o-", **properties):
+    """A line per label of lines = {label: {x: y}}, x plain numbers or their strings; y a
+    number, or seed_stats (its statistic drawn, with a dot per seed when seeds). properties go
+    to axis.set (xscale="log", xlabel=..., title=...); a log x axis is ticked at the xs. The
+    lines come back, {label: Line2D}, for their colours."""
+    axis.set(**properties)            # before the lines: a log axis is not set on zeros alone
+    drawn = {}
+    for label, points in lines.items():
+        xs = [float(x) for x in points]
+        ys = [y[statistic] if isinstance(y, dict) else y for y in points.values()]
+        line, = axis.plot(xs, ys, style, label=label)
+        for x, y in zip(xs, points.values()):
+            if isinstance(y, dict) and seeds:
+                axis.plot([x] * len(y["seeds"]), y["seeds"], ".", ms=4, color=line.get_color())
+        drawn[label] = line
+    if properties.get("xscale") == "log":
+        label_log_axis(axis, sorted({float(x) for points in lines.values() for x in points}))
+    axis.legend(fontsize=7)
+    return drawn
 
 
 # ==== A lesson's command line: its settings table, one flag per row ===========================
@@ -776,23 +807,31 @@ class SweepFailed(RuntimeError):
 SWEEPS = []                    # where this run's sweeps trained, for the provenance
 
 
-def run_sweep(runs, workers, train, label, cost, group=None):
+def run_sweep(runs, workers, train, label=None, cost=None, group=None):
     """train(run) for every run (a plain dict with its "device"), each on one torch thread and
-    the costliest first by cost(run): in `workers` joblib processes, on the Dask cluster of
-    --scheduler, or one after another here (one worker, or a GPU). Results come back in the
-    order of `runs`. A tqdm bar counts the runs; above it one line per run, label(result), or
-    with group(run) one line per group, label(its results), when its last run ends."""
+    the costliest first by cost(run) (without cost, in their order): in `workers` joblib
+    processes, on the Dask cluster of --scheduler, or one after another here (one worker, or a
+    GPU). Results come back in the order of `runs`. A tqdm bar counts the runs. Above it: with
+    label, a line per run, label(result), or with group(run) a line per group, label(its
+    results), when its last run ends; with group alone, the group and its count; with neither,
+    one line when the sweep ends, saying where it trained."""
     if not runs:
         return []
-    queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]))
-    started, results = time.perf_counter(), {}
+    engine, where, how = sweep_engine(runs[0]["device"], min(workers, len(runs)))
+    if where not in SWEEPS:
+        SWEEPS.append(where)
+    if label is None and group is None:
+        group = lambda run: "all"                                           # noqa: E731
+        label = lambda results: f"{len(results)} runs trained {how}"        # noqa: E731
+    else:
+        print(f"the runs train {how}", flush=True)
+    if label is None:
+        label = lambda results: f"{group(results[0])}: {len(results)} trained"  # noqa: E731
     members = collections.defaultdict(list)           # group -> the indices of its runs
     for index, run in enumerate(runs):
         members[group(run) if group else index].append(index)
-    engine, where, why = sweep_engine(runs[0]["device"], min(workers, len(runs)))
-    print(why, flush=True)
-    if where not in SWEEPS:
-        SWEEPS.append(where)
+    queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]) if cost else 0)
+    started, results = time.perf_counter(), {}
     done = (trained(train, item) for item in queue) if engine == "here" else \
         parallel_results(engine, min(workers, len(runs)), train, queue, results)
     reported = 0
@@ -805,25 +844,25 @@ def run_sweep(runs, workers, train, label, cost, group=None):
             if all(member in results for member in members[name]):
                 reported += 1
                 shown = [results[member] for member in members[name]] if group else result
-                bar.write(f"[{reported}/{len(members)}] {label(shown)}  "
-                          f"({time.perf_counter() - started:.1f} s)")
+                count = f"[{reported}/{len(members)}] " if len(members) > 1 else ""
+                bar.write(f"{count}{label(shown)}  ({time.perf_counter() - started:.1f} s)")
     return [results[index] for index in range(len(runs))]
 
 
 def sweep_engine(device, workers):
     """Where a sweep's runs train: ("here" | "loky" | "dask", where in a few words for the
-    provenance, the line that says so)."""
+    provenance, how they train, to follow "the runs train")."""
     if device != "cpu":
         return "here", f"this process, on {device}", \
-            f"the runs go one after another on {device}, in this process"
+            f"one after another on {device}, in this process"
     cluster = sys.modules.get("cluster")     # imported by --scheduler (dask_path)
     if cluster is not None and cluster.CLIENT["client"] is not None:
         return ("dask", *cluster.engine())
     if workers == 1:
         return "here", "this process, one thread", \
-            "the runs go one after another in this process, on one thread"
+            "one after another in this process, on one thread"
     return "loky", f"{workers} joblib worker processes", \
-        f"the runs train in {workers} worker processes (joblib), one thread each"
+        f"in {workers} worker processes (joblib), one thread each"
 
 
 def trained(train, item):

@@ -115,12 +115,17 @@ def train_and_probe(run):
 
 
 # %%
+def kind_of(run):
+    """A run's kind, its group in the sweep's printout: "free logits" or "capped, B = 2"."""
+    return "free logits" if run["cap"] is None else f"capped, B = {run['cap']:g}"
+
+
 def run_low_rank(args):
     """{"model_side": ...}: the lesson's numbers (file 05's summary) and this study's measurements
     of the same heads, "logit_spread" and "truncation_free"."""
     runs = [dict(run, truncate=run["cap"] is None and run["head_dim"] == args.head_dims[-1])
             for run in saturation.model_side_runs(args)]
-    results = saturation.train_runs(runs, args.workers, train_and_probe, saturation.kind_of)
+    results = saturation.train_runs(runs, args.workers, train_and_probe, kind_of)
     numbers = saturation.summarise_model_side(results, args)
     numbers["model_side"]["logit_spread"] = {
         "free": logit_spread(results, args, None),

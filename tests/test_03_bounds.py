@@ -63,15 +63,17 @@ def test_fit_slope_recovers_a_power_law():
     assert helpers.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
 
 
-def test_the_printout_shows_the_worst_errors_of_the_shortest_and_longest_T(notebook_run):
+def test_the_printout_shows_the_worst_errors_and_the_lower_bound_at_the_paper_s_longest_T(notebook_run):
     """Part a's printout holds the beta = 10, 100 and 1000 cells of the shortest and longest T
-    and the fitted slopes, as the quick run computed them."""
+    and the fitted slopes, as the quick run computed them; part b, k at T = 128."""
     result = notebook_run("03_bounds")
     printed = "".join("".join(o.get("text", "")) for o in notebook_run.outputs["03_bounds"])
     assert f"every error within its bound: {result['within_bound']}" in printed
     row = next(r for r in result["construction"] if r["T"] == 64 and r["beta"] == 10)
     assert f"beta=10: {row['max_error']:.1e} ({row['bound']:.1e})" in printed
     assert f"T=64: {result['construction_rate']['64']:.2f}" in printed
+    k = bounds.lower_bound_exponent(128, s=3, D=4, n=8)               # part b: h = D - 1 at T = 128
+    assert f"s=3 D=4 n=8: {k:.2f}, s=2 D=4 n=8: " in printed and f"{k:.2f}" == "-0.07"
 
 
 def test_main_quick(notebook_run):

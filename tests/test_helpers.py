@@ -217,3 +217,51 @@ def test_expected_minimum_against_every_subset(n):
     assert seed_count.expected_minimum(values, n)["mean"] == min(values)
     with pytest.raises(ValueError, match="k must be between 1"):
         seed_count.expected_minimum(values, n + 1)
+
+
+def test_train_model_is_the_seeded_build_and_train_regression_it_stands_for():
+    """One lesson run by train_model equals the steps it replaces written out: the seed, then
+    the model, then train_regression with the run's seed for its batches."""
+    x = torch.randn(300, 3, generator=torch.Generator().manual_seed(1))
+    y = x @ torch.tensor([1.0, -2.0, 0.5])
+    train, valid = helpers.standardised_split(x, y, 200)
+    run = {"seed": 7, "device": "cpu", "width": 16}
+
+    def build(run):
+        return torch.nn.Sequential(torch.nn.Linear(3, run["width"]), torch.nn.ReLU(),
+                                   torch.nn.Linear(run["width"], 1), torch.nn.Flatten(0))
+    options = dict(steps=50, batch_size=32, lr=1e-2)
+    model, scored_on, fit = helpers.train_model(run, build, train, valid, **options)
+    helpers.seed_everything(run["seed"])
+    by_hand = build(run)
+    expected = helpers.train_regression(by_hand, train, valid, seed=run["seed"], **options)
+    assert (fit["valid_nmse"], fit["train_nmse"]) == (expected["valid_nmse"],
+                                                      expected["train_nmse"])
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), by_hand.parameters()))
+    assert torch.equal(scored_on[1], valid[1])
+    other_seed = helpers.train_model({**run, "seed": 8}, build, train, valid, **options)[2]
+    assert other_seed["valid_nmse"] != fit["valid_nmse"]
+
+
+def test_plot_lines_draws_each_statistic_and_a_dot_per_seed():
+    """A line per label at the chosen statistic, the seeds as dots of its colour, plain
+    numbers as they are; a log x axis ticked at the xs."""
+    import matplotlib
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+    figure, axis = plt.subplots()
+    stats = {"8": helpers.seed_stats([1.0, 3.0]), "32": helpers.seed_stats([2.0, 6.0])}
+    drawn = helpers.plot_lines(axis, {"a": stats, "b": {8: 0.5, 32: 0.25}}, "min",
+                               xscale="log", xlabel="T")
+    assert list(drawn) == ["a", "b"]
+    assert list(drawn["a"].get_ydata()) == [1.0, 2.0]                   # the minima
+    assert list(drawn["b"].get_xdata()) == [8.0, 32.0] and list(drawn["b"].get_ydata()) == [0.5, 0.25]
+    dots = [line for line in axis.get_lines() if line.get_marker() == "."]
+    assert sorted(y for line in dots for y in line.get_ydata()) == [1.0, 2.0, 3.0, 6.0]
+    assert all(line.get_color() == drawn["a"].get_color() for line in dots)
+    assert [tick for tick in axis.get_xticks()] == [8.0, 32.0]
+    assert axis.get_xlabel() == "T" and axis.get_legend() is not None
+    figure, axis = plt.subplots()
+    helpers.plot_lines(axis, {"a": stats}, seeds=False)
+    assert len(axis.get_lines()) == 1 and list(axis.get_lines()[0].get_ydata()) == [2.0, 4.0]
+    plt.close("all")

@@ -174,7 +174,7 @@ def test_a_lesson_notebook_runs_on_simulated_windows_and_macos(stem, simulated_n
     results = {system: simulated_notebook_runs[(system, stem)].result(timeout=600)
                for system in simulated_os.SYSTEMS}
     for system, (payload, printed) in results.items():
-        assert "the runs train in 2 worker processes (joblib)" in printed, system
+        assert "runs trained in 2 worker processes (joblib)" in printed, system
         assert numbers_of(payload) == numbers_of(notebook_run(stem)), system
 
 
