@@ -820,13 +820,17 @@ def run_sweep(runs, workers, train, label=None, cost=None, group=None):
     engine, where, how = sweep_engine(runs[0]["device"], min(workers, len(runs)))
     if where not in SWEEPS:
         SWEEPS.append(where)
-    if label is None and group is None:
-        group = lambda run: "all"                                           # noqa: E731
-        label = lambda results: f"{len(results)} runs trained {how}"        # noqa: E731
+    if label is None and group is None:               # a lesson's sweep: one line, at its end
+        def group(run):
+            return "all"
+
+        def label(results):
+            return f"{len(results)} runs trained {how}"
     else:
         print(f"the runs train {how}", flush=True)
-    if label is None:
-        label = lambda results: f"{group(results[0])}: {len(results)} trained"  # noqa: E731
+        if label is None:                             # group alone: each group and its count
+            def label(results):
+                return f"{group(results[0])}: {len(results)} trained"
     members = collections.defaultdict(list)           # group -> the indices of its runs
     for index, run in enumerate(runs):
         members[group(run) if group else index].append(index)
