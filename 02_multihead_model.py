@@ -177,10 +177,11 @@ def train_one(run, build=build_model, keep_best=False):
     started = time.perf_counter()
     train, valid, _ = make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
                                 run["data_seed"], run["directions"])
-    model, _, fit = helpers.train_model(run, build, train, valid, steps=run["steps"],
-                                        batch_size=run["batch_size"], lr=run["lr"],
-                                        name=f"T={run['T']} h={run['h']} seed={run['seed']}",
-                                        evaluate_every=run["evaluate_every"], keep_best=keep_best)
+    model, _, fit = helpers.train_seeded(run, lambda: build(run), train, valid,
+                                         steps=run["steps"], batch_size=run["batch_size"],
+                                         lr=run["lr"], keep_best=keep_best,
+                                         name=f"T={run['T']} h={run['h']} seed={run['seed']}",
+                                         evaluate_every=run["evaluate_every"])
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "last_valid_nmse": fit["last_valid_nmse"], "history": fit["history"],
             "parameters": parameter_counts(model), "seconds": time.perf_counter() - started,
@@ -208,9 +209,10 @@ def sweep_cost(run):
     return run["T"] * run["steps"]
 
 
-def train_runs(runs, workers, train=train_one):
-    """train(run) for every run (helpers.run_sweep), the longest first."""
-    return helpers.run_sweep(runs, workers, train, cost=sweep_cost)
+def train_runs(runs, workers, train=train_one, group=None):
+    """train(run) for every run (helpers.run_sweep), the longest first: one line at the end,
+    or with group(run) one per group."""
+    return helpers.run_sweep(runs, workers, train, cost=sweep_cost, group=group)
 
 
 if __name__ == "__main__":

@@ -234,8 +234,9 @@ def case_name(s, D, n):
 
 
 # %% [markdown]
-# The table: $k$ from $T$ = 16 to 4096 for five $(s, D, n)$, and the first $T$ with $k > 0$.
-# The figure shades the vacuous region $k \le 0$ and dashes the upper bound's $\gamma = 2$.
+# The table: $k$ from $T$ = 16 to 4096 for five $(s, D, n)$, and the first $T$ with $k > 0$, in
+# the results file; the figure draws it, shades the vacuous region $k \le 0$ and dashes the
+# upper bound's $\gamma = 2$, and the printout gives $k$ at the paper's longest $T = 128$.
 
 # %%
 LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # the lengths where k is tabulated

@@ -192,9 +192,10 @@ def train_route(run):
         return {**model_file.train_one(run), "state": None}
     train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
                                            run["data_seed"], run["directions"])
-    model, _, fit = helpers.train_model(run, lambda run: MemorisingModel(run["T"]), train, valid,
-                                        steps=run["steps"], batch_size=run["batch_size"],
-                                        lr=MEMORISE_LR, name=f"memorise T={run['T']}")
+    model, _, fit = helpers.train_seeded(
+        run, lambda: MemorisingModel(run["T"], dim=train[0].shape[-1]), train, valid,
+        steps=run["steps"], batch_size=run["batch_size"], lr=MEMORISE_LR,
+        name=f"memorise T={run['T']}")
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
             "parameters": {"paper": helpers.count_parameters(model.readout),
                            "total": helpers.count_parameters(model)}}

@@ -171,8 +171,8 @@ LR = 1e-2           # AdamW's peak learning rate
 def train_head(run, x, y):
     """One head trained on the first n_train of (x, y): (model, the rest, {**run, NMSEs})."""
     train, valid = helpers.standardised_split(x, y, run["n_train"])
-    model, valid, fit = helpers.train_model(
-        run, lambda run: SingleHead(run["dim"], run["head_dim"], run["cap"]), train, valid,
+    model, valid, fit = helpers.train_seeded(
+        run, lambda: SingleHead(run["dim"], run["head_dim"], run["cap"]), train, valid,
         steps=run["steps"], batch_size=run["batch_size"], lr=run["lr"],
         name=f"{run['task']} L={run['L']} d={run['head_dim']}")
     return model, valid, {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"]}
@@ -204,7 +204,8 @@ def model_side_runs(args):
 
 
 def train_runs(runs, workers, train, group=None):
-    """train(run) for every run (helpers.run_sweep), the longest first; a line per group(run)."""
+    """train(run) for every run (helpers.run_sweep), the longest first: one line at the end,
+    or with group(run) one per group."""
     return helpers.run_sweep(runs, workers, train, cost=lambda run: run["L"] * run["steps"],
                              group=group)
 

@@ -114,8 +114,8 @@ def train_one(run):
 def train_on(run, x, y):
     """Train run's allocation on x [n, T, token_dim], y [n]; the first n_train sequences train."""
     train, valid = helpers.standardised_split(x, y, run["n_train"])
-    _, _, fit = helpers.train_model(
-        run, lambda run: AllocatedTransformer(run["layers"], run["width"], run["T"], x.shape[-1]),
+    _, _, fit = helpers.train_seeded(
+        run, lambda: AllocatedTransformer(run["layers"], run["width"], run["T"], x.shape[-1]),
         train, valid, steps=run["steps"], batch_size=BATCH_SIZE, lr=LR, name=run["name"])
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"]}
 
@@ -203,7 +203,8 @@ def sweep_cost(run):
 
 
 def train_runs(runs, workers, train, group=None):
-    """train(run) for every run (helpers.run_sweep), the costliest first; a line per group(run)."""
+    """train(run) for every run (helpers.run_sweep), the costliest first: one line at the end,
+    or with group(run) one per group."""
     return helpers.run_sweep(runs, workers, train, cost=sweep_cost, group=group)
 
 

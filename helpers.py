@@ -13,7 +13,7 @@ load_concept), so it runs when copied out with it. Contents, in order of use:
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, a loss check
-    train_regression, train_model       fit() on MSE mini-batches, held-out NMSE; one seeded run
+    train_regression, train_seeded      fit() on MSE mini-batches, held-out NMSE; one seeded run
     label_log_axis, plot_lines          plain log-axis ticks; a line per label, a dot per seed
     Setting, config                     a lesson's settings table and its command line
     Run                                 its numbers, figures and results file (with provenance)
@@ -321,13 +321,14 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
             "selection": "best_checkpoint" if keep_best and history else "last"}
 
 
-def train_model(run, build, train, valid, **options):
-    """One run of a lesson: seed_everything(run["seed"]), the model build(run) on run["device"],
-    fitted to train = (x, y) by train_regression with options (steps, batch_size, lr, name...)
-    and the run's seed for its batches. (model, valid on the device, train_regression's dict)."""
+def train_seeded(run, build, train, valid, **options):
+    """One run of a lesson: seed_everything(run["seed"]), then the model build() on
+    run["device"], fitted to train = (x, y) by train_regression with options (steps,
+    batch_size, lr, name...) and the run's seed for its batches. The data are split and
+    standardised before, on the CPU. (model, valid on the device, train_regression's dict)."""
     train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
     seed_everything(run["seed"])
-    model = build(run).to(run["device"])
+    model = build().to(run["device"])
     return model, valid, train_regression(model, train, valid, seed=run["seed"], **options)
 
 
@@ -813,8 +814,9 @@ def run_sweep(runs, workers, train, label=None, cost=None, group=None):
     processes, on the Dask cluster of --scheduler, or one after another here (one worker, or a
     GPU). Results come back in the order of `runs`. A tqdm bar counts the runs. Above it: with
     label, a line per run, label(result), or with group(run) a line per group, label(its
-    results), when its last run ends; with group alone, the group and its count; with neither,
-    one line when the sweep ends, saying where it trained."""
+    results), when its last run ends (a result carries its run's keys, so group reads either);
+    with group alone, the group and its count; with neither, one line when the sweep ends,
+    saying where it trained."""
     if not runs:
         return []
     engine, where, how = sweep_engine(runs[0]["device"], min(workers, len(runs)))
@@ -830,7 +832,7 @@ def run_sweep(runs, workers, train, label=None, cost=None, group=None):
         print(f"the runs train {how}", flush=True)
         if label is None:                             # group alone: each group and its count
             def label(results):
-                return f"{group(results[0])}: {len(results)} trained"
+                return f"{group(results[0])}: {len(results)} runs trained"
     members = collections.defaultdict(list)           # group -> the indices of its runs
     for index, run in enumerate(runs):
         members[group(run) if group else index].append(index)

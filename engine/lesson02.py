@@ -51,7 +51,7 @@ def base_run(args, recipe):
 
 
 def run_label(result):
-    """The progress line of one finished run (the studies print one per run)."""
+    """The progress line of one finished run (studies 02a, 02b and 02c print one per run)."""
     return f"T={result['T']:<4} h={result['h']} seed={result['seed']}  " \
            f"valid NMSE {result['valid_nmse']:.2e}"
 
@@ -61,7 +61,7 @@ def sweep(args, train, base):
     lesson 02 does in view. The finished runs and the numbers of the sweep (JSON-ready)."""
     runs = [dict(base, T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = lesson.train_runs(runs, args.workers, train)
+    results = lesson.train_runs(runs, args.workers, train, group=lambda run: f"T = {run['T']}")
     table = summarise(results)
     return results, {
         "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",

@@ -219,8 +219,8 @@ def test_expected_minimum_against_every_subset(n):
         seed_count.expected_minimum(values, n + 1)
 
 
-def test_train_model_is_the_seeded_build_and_train_regression_it_stands_for():
-    """One lesson run by train_model equals the steps it replaces written out: the seed, then
+def test_train_seeded_is_the_seeded_build_and_train_regression_it_stands_for():
+    """One lesson run by train_seeded equals the steps it replaces written out: the seed, then
     the model, then train_regression with the run's seed for its batches."""
     x = torch.randn(300, 3, generator=torch.Generator().manual_seed(1))
     y = x @ torch.tensor([1.0, -2.0, 0.5])
@@ -231,7 +231,8 @@ def test_train_model_is_the_seeded_build_and_train_regression_it_stands_for():
         return torch.nn.Sequential(torch.nn.Linear(3, run["width"]), torch.nn.ReLU(),
                                    torch.nn.Linear(run["width"], 1), torch.nn.Flatten(0))
     options = dict(steps=50, batch_size=32, lr=1e-2)
-    model, scored_on, fit = helpers.train_model(run, build, train, valid, **options)
+    model, scored_on, fit = helpers.train_seeded(run, lambda: build(run), train, valid,
+                                                 **options)
     helpers.seed_everything(run["seed"])
     by_hand = build(run)
     expected = helpers.train_regression(by_hand, train, valid, seed=run["seed"], **options)
@@ -239,7 +240,8 @@ def test_train_model_is_the_seeded_build_and_train_regression_it_stands_for():
                                                       expected["train_nmse"])
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), by_hand.parameters()))
     assert torch.equal(scored_on[1], valid[1])
-    other_seed = helpers.train_model({**run, "seed": 8}, build, train, valid, **options)[2]
+    other_seed = helpers.train_seeded({**run, "seed": 8}, lambda: build(run), train, valid,
+                                      **options)[2]
     assert other_seed["valid_nmse"] != fit["valid_nmse"]
 
 

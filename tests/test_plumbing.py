@@ -321,16 +321,16 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
 def test_run_sweep_without_label_or_group_prints_one_line_saying_where(workers, capsys):
     """A lesson's sweep: no line before, one when its last run ends, with the count and where
     the runs trained; with group alone, a line per group with its count."""
-    runs = [dict(wait=0.0, device="cpu", index=i, kind="ab"[i % 2]) for i in range(3)]
+    runs = [dict(wait=0.0, device="cpu", index=i, kind="ab"[i % 2]) for i in range(4)]
     helpers.run_sweep(runs, workers, wait_and_echo)
     lines = capsys.readouterr().out.splitlines()
     where = "in 2 worker processes (joblib)" if workers == 2 else "one after another in this"
-    assert len(lines) == 1 and lines[0].startswith("3 runs trained ") and where in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("4 runs trained ") and where in lines[0]
     helpers.run_sweep(runs, workers, wait_and_echo, group=lambda run: run["kind"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("the runs train ") and where in lines[0]
     assert sorted(line.split("] ")[1].split("  (")[0] for line in lines[1:]) == \
-        ["a: 2 trained", "b: 1 trained"]
+        ["a: 2 runs trained", "b: 2 runs trained"]
 
 
 def test_printed_paths_hold_no_machine_prefix():
