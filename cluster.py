@@ -45,8 +45,9 @@ def connect(address, seconds=10):
 
 
 def engine():
-    """(where, in a few words for the provenance; how the runs train there, in words). Each run sets torch's
-    thread count for itself, so a worker of two threads is refused: its runs would share it."""
+    """(where, in a few words for the provenance; how the runs train there, in words). Each
+    run sets torch's thread count for itself, so a worker of two threads is refused: its runs
+    would share it."""
     client = CLIENT["client"]
     address, threads = client.scheduler.address, client.nthreads()   # {worker: threads}
     if any(count != 1 for count in threads.values()):

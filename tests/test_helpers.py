@@ -257,11 +257,12 @@ def test_plot_lines_draws_each_statistic_and_a_dot_per_seed():
                                xscale="log", xlabel="T")
     assert list(drawn) == ["a", "b"]
     assert list(drawn["a"].get_ydata()) == [1.0, 2.0]                   # the minima
-    assert list(drawn["b"].get_xdata()) == [8.0, 32.0] and list(drawn["b"].get_ydata()) == [0.5, 0.25]
+    assert list(drawn["b"].get_xdata()) == [8.0, 32.0]
+    assert list(drawn["b"].get_ydata()) == [0.5, 0.25]
     dots = [line for line in axis.get_lines() if line.get_marker() == "."]
     assert sorted(y for line in dots for y in line.get_ydata()) == [1.0, 2.0, 3.0, 6.0]
     assert all(line.get_color() == drawn["a"].get_color() for line in dots)
-    assert [tick for tick in axis.get_xticks()] == [8.0, 32.0]
+    assert list(axis.get_xticks()) == [8.0, 32.0]
     assert axis.get_xlabel() == "T" and axis.get_legend() is not None
     figure, axis = plt.subplots()
     helpers.plot_lines(axis, {"a": stats}, seeds=False)
