@@ -209,14 +209,8 @@ def sweep_cost(run):
     return run["T"] * run["steps"]
 
 
-def train_runs(runs, workers, train=train_one, group=None):
-    """train(run) for every run (helpers.run_sweep), the longest first: one line at the end,
-    or with group(run) one per group."""
-    return helpers.run_sweep(runs, workers, train, cost=sweep_cost, group=group)
-
-
 if __name__ == "__main__":
-    trained = train_runs(sweep_runs(args), args.workers)
+    trained = helpers.run_sweep(sweep_runs(args), args.workers, train_one, cost=sweep_cost)
 
 # %% [markdown]
 # **The result.** Each $(T, h)$'s validation NMSE over its seeds (`helpers.seed_stats`), and

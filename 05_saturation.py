@@ -203,15 +203,14 @@ def model_side_runs(args):
             for s in range(args.seeds)]
 
 
-def train_runs(runs, workers, train, group=None):
-    """train(run) for every run (helpers.run_sweep), the longest first: one line at the end,
-    or with group(run) one per group."""
-    return helpers.run_sweep(runs, workers, train, cost=lambda run: run["L"] * run["steps"],
-                             group=group)
+def sweep_cost(run):
+    """The sweep's scheduling guess: a run's seconds grow like L * steps."""
+    return run["L"] * run["steps"]
 
 
 if __name__ == "__main__":
-    trained = train_runs(model_side_runs(args), args.workers, match_numbers)
+    trained = helpers.run_sweep(model_side_runs(args), args.workers, match_numbers,
+                                cost=sweep_cost)
 
 # %% [markdown]
 # **The result.** The **gain** is $E(d_{\min}) - E(r)$: the validation NMSE of the smallest head

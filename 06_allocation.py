@@ -202,15 +202,10 @@ def sweep_cost(run):
     return run["T"] * run["steps"]
 
 
-def train_runs(runs, workers, train, group=None):
-    """train(run) for every run (helpers.run_sweep), the costliest first: one line at the end,
-    or with group(run) one per group."""
-    return helpers.run_sweep(runs, workers, train, cost=sweep_cost, group=group)
-
-
 if __name__ == "__main__":
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
-    allocation_results = train_runs(allocation_runs(args, compared), args.workers, train_one)
+    allocation_results = helpers.run_sweep(allocation_runs(args, compared), args.workers,
+                                           train_one, cost=sweep_cost)
 
 # %% [markdown]
 # **The result**: each allocation's NMSE over its seeds, and two paired differences with 95 %

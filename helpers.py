@@ -22,7 +22,6 @@ load_concept), so it runs when copied out with it. Contents, in order of use:
 """
 
 import argparse
-import collections
 import functools
 import importlib.util
 import json
@@ -108,12 +107,9 @@ def attention_logits(scores, scale, cap=None):
     return logits if cap is None else cap * torch.tanh(logits / cap)       # |s| <= B
 
 
-def attention_weights(scores, scale, cap=None, mask=None, bias=None):
-    """Softmax over the last axis of attention_logits(...); a `bias` added to the logits
-    (06d's learned bias per offset), then mask (True = not allowed) last."""
+def attention_weights(scores, scale, cap=None, mask=None):
+    """Softmax over the last axis of attention_logits(...), mask (True = not allowed) last."""
     logits = attention_logits(scores, scale, cap)
-    if bias is not None:
-        logits = logits + bias
     if mask is not None:
         logits = logits.masked_fill(mask, -math.inf)
     return logits.softmax(dim=-1)
@@ -808,56 +804,38 @@ class SweepFailed(RuntimeError):
 SWEEPS = []                    # where this run's sweeps trained, for the provenance
 
 
-def run_sweep(runs, workers, train, label=None, cost=None, group=None):
+def run_sweep(runs, workers, train, cost=None, report=None):
     """train(run) for every run (a plain dict with its "device"), each on one torch thread and
     the costliest first by cost(run) (without cost, in their order): in `workers` joblib
     processes, on the Dask cluster of --scheduler, or one after another here (one worker, or a
-    GPU). Results come back in the order of `runs`. A tqdm bar counts the runs. Above it: with
-    label, a line per run, label(result), or with group(run) a line per group, label(its
-    results), when its last run ends (a result carries its run's keys, so group reads either);
-    with group alone, the group and its count; with neither, one line when the sweep ends,
-    saying where it trained."""
+    GPU). Results come back in the order of `runs`. A tqdm bar counts the runs, and one line at
+    the end says where they trained. A study's report(index, results so far) returns a line to
+    print above the bar as each run ends, or None (plumbing.run_sweep's labels)."""
     if not runs:
         return []
-    engine, where, how = sweep_engine(runs[0]["device"], min(workers, len(runs)))
+    workers = min(workers, len(runs))
+    engine, where, how = sweep_engine(runs[0]["device"], workers)
     if where not in SWEEPS:
         SWEEPS.append(where)
-    if label is None and group is None:               # a lesson's sweep: one line, at its end
-        def group(run):
-            return "all"
-
-        def label(results):
-            return f"{len(results)} runs trained {how}"
-    else:
-        print(f"the runs train {how}", flush=True)
-        if label is None:                             # group alone: each group and its count
-            def label(results):
-                return f"{group(results[0])}: {len(results)} runs trained"
-    members = collections.defaultdict(list)           # group -> the indices of its runs
-    for index, run in enumerate(runs):
-        members[group(run) if group else index].append(index)
     queue = sorted(enumerate(runs), key=lambda item: -cost(item[1]) if cost else 0)
     started, results = time.perf_counter(), {}
     done = (trained(train, item) for item in queue) if engine == "here" else \
-        parallel_results(engine, min(workers, len(runs)), train, queue, results)
-    reported = 0
+        parallel_results(engine, workers, train, queue, results)
     with tqdm.auto.tqdm(total=len(runs), unit="run", disable=not live_output(),
                         leave=False) as bar:
         for index, result in done:
             results[index] = result
             bar.update()
-            name = group(result) if group else index
-            if all(member in results for member in members[name]):
-                reported += 1
-                shown = [results[member] for member in members[name]] if group else result
-                count = f"[{reported}/{len(members)}] " if len(members) > 1 else ""
-                bar.write(f"{count}{label(shown)}  ({time.perf_counter() - started:.1f} s)")
+            line = report(index, results) if report else None
+            if line:
+                bar.write(f"{line}  ({time.perf_counter() - started:.1f} s)")
+    print(f"{len(runs)} runs trained {how} ({time.perf_counter() - started:.1f} s)", flush=True)
     return [results[index] for index in range(len(runs))]
 
 
 def sweep_engine(device, workers):
     """Where a sweep's runs train: ("here" | "loky" | "dask", where in a few words for the
-    provenance, how they train, to follow "the runs train")."""
+    provenance, how they train, to follow "N runs trained")."""
     if device != "cpu":
         return "here", f"this process, on {device}", \
             f"one after another on {device}, in this process"

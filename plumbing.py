@@ -7,11 +7,13 @@ command line, the run's files and the sweeps).
                                  part b and the parts it needs, into a file named _parts_b),
                                  the inputs in the provenance, and a replay's analysis written
                                  as a file of its own (finish_analysis)
+    run_sweep                    helpers.run_sweep with a line per run or per group of runs
     refuse_unaccepted            the first of a study's checks that fails, refused in one line
     path_list                    a flag's list of files
     fresh_interpreter            what a new Python process prints (07a's corpus of docstrings)
 """
 
+import collections
 import functools
 import hashlib
 import json
@@ -97,6 +99,30 @@ class Run(helpers.Run):
         own, results/<stem>_analysis_of_<FILE's stem>.json, so the committed run stays as its
         run wrote it."""
         return self.write(analysis_name(self.stem, self.args.replay))
+
+
+def run_sweep(runs, workers, train, label=None, cost=None, group=None):
+    """helpers.run_sweep, with a line per run, label(result), as each ends; or with group(run)
+    a line per group, label(its results), when its last run ends (a result carries its run's
+    keys, so group reads either); with group alone, the group and its count."""
+    if label is None:
+        def label(results):
+            return f"{group(results[0])}: {len(results)} runs trained"
+    members = collections.defaultdict(list)          # group -> the indices of its runs
+    for index, run in enumerate(runs):
+        members[group(run) if group else index].append(index)
+    reported = []
+
+    def report(index, results):
+        name = group(results[index]) if group else index
+        if not all(member in results for member in members[name]):
+            return None
+        reported.append(name)
+        count = f"[{len(reported)}/{len(members)}] " if len(members) > 1 else ""
+        shown = [results[member] for member in members[name]] if group else results[index]
+        return count + label(shown)
+
+    return helpers.run_sweep(runs, workers, train, cost, report)
 
 
 def analysis_name(stem, replayed):

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import torch
 
 import helpers
+import plumbing
 
 lesson = helpers.load_concept("02_multihead_model")
 
@@ -61,7 +62,8 @@ def sweep(args, train, base):
     lesson 02 does in view. The finished runs and the numbers of the sweep (JSON-ready)."""
     runs = [dict(base, T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = lesson.train_runs(runs, args.workers, train, group=lambda run: f"T = {run['T']}")
+    results = plumbing.run_sweep(runs, args.workers, train, cost=lesson.sweep_cost,
+                                 group=lambda run: f"T = {run['T']}")
     table = summarise(results)
     return results, {
         "nmse": table, "selection": "best_checkpoint" if base.get("select") == "best" else "last",

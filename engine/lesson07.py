@@ -8,6 +8,7 @@ gains."""
 import matplotlib.pyplot as plt
 
 import helpers
+import plumbing
 
 lesson = helpers.load_concept("07_real_data")
 
@@ -40,14 +41,6 @@ def sweep_refusals(args, fixed_width):
 # ----------------------------------------------------------------------------------------------
 # Training a sweep
 # ----------------------------------------------------------------------------------------------
-def run_sweep(runs, workers, train, group, cost):
-    """helpers.run_sweep with one progress line per group of runs (group(run) -> its name)
-    when the group's last run finishes. The results, in the order of `runs`."""
-    return helpers.run_sweep(runs, workers, train,
-                              lambda results: f"{group(results[0])}: {len(results)} runs trained",
-                              cost, group=group)
-
-
 def per_seed(results, metrics, **match):
     """{metric: [the matching runs' values, in seed order]}, and their "parameters"."""
     return {**{metric: helpers.by_seed(results, metric, **match) for metric in metrics},
@@ -67,7 +60,7 @@ def train_shapes(args, sweep_name, wanted, train, data, shared):
     def shape(run):
         return f"{sweep_name} h={run['heads']} (E={run['width']}, d={run['head_dim']})"
 
-    results = helpers.run_sweep(
+    results = plumbing.run_sweep(
         runs, args.workers, train, lambda rs: shape(rs[0]),
         cost=lambda r: (r["side"] // r["patch"]) ** 2 * r["width"] * r["steps"],  # patches x E
         group=shape)

@@ -86,7 +86,7 @@ def recipe_study(args):
                       steps=steps, evaluate_every=max(1, steps // CURVE_POINTS))
         runs += [dict(recipe, T=T, h=h, seed=args.seed + s)
                  for T in lengths for h in heads for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, model.train_one,
+    results = plumbing.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['recipe']:<26} " + engine.run_label(r),
                                  model.sweep_cost)
     rows = []

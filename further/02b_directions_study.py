@@ -94,7 +94,7 @@ def directions_study(args):
     runs = [dict(engine.base_run(args, model.RECIPE), directions=kind, select="last", evaluate_every=0,
                  steps=steps, T=T, h=h, seed=args.seed + s)
             for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
-    results = helpers.run_sweep(runs, args.workers, model.train_one,
+    results = plumbing.run_sweep(runs, args.workers, model.train_one,
                                  lambda r: f"{r['directions']:<12} " + engine.run_label(r),
                                  model.sweep_cost)
     readings = {}

@@ -111,7 +111,7 @@ def seed_count_study(args):
     expected minimum over k seeds for k = 1 ... n, beside the paper's numbers."""
     runs = [dict(engine.base_run(args, model.RECIPE), T=T, h=h, seed=args.seed + s)
             for T in args.T for h in args.heads for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, model.train_one, engine.run_label,
+    results = plumbing.run_sweep(runs, args.workers, model.train_one, engine.run_label,
                                  model.sweep_cost)
     table = {}
     for T in args.T:

@@ -242,7 +242,7 @@ def train_all(args, part, grid):
                 n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                 device=args.device, seed=args.seed, part=part)
     runs = [dict(base, **cell) for cell in grid]
-    return helpers.run_sweep(runs, args.workers, train_seeds, run_label, run_cost)
+    return plumbing.run_sweep(runs, args.workers, train_seeds, run_label, run_cost)
 
 
 def run_cost(run):

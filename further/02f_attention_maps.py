@@ -63,7 +63,8 @@ def best_run(trained, **match):
 
 
 if __name__ == "__main__":
-    trained = model_file.train_runs(model_file.sweep_runs(args), args.workers)
+    trained = helpers.run_sweep(model_file.sweep_runs(args), args.workers, model_file.train_one,
+                                cost=model_file.sweep_cost)
     T = args.T[0]
     chosen = {h: best_run(trained, T=T, h=h) for h in args.heads}
 

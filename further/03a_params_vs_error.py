@@ -95,7 +95,7 @@ def width_sweep(args):
                  n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                  device=args.device)
             for T in args.T for h in args.heads for N in args.widths for s in range(args.seeds)]
-    return helpers.run_sweep(runs, args.workers, model_file.train_one,
+    return plumbing.run_sweep(runs, args.workers, model_file.train_one,
                              label=lambda r: f"T={r['T']:<4} h={r['h']} N={r['width']:<3} "
                                              f"seed={r['seed']}  valid NMSE {r['valid_nmse']:.2e}",
                              cost=lambda r: r["T"] * r["steps"])   # a run's time grows like T

@@ -305,8 +305,8 @@ def spectrum_runs(args):
 def run_confound(args):
     """Part b's numbers, {"confound": ...}: variance split, oracle curves (alpha, alpha free,
     alpha = 0) and the trained heads' NMSE on this target."""
-    results = saturation.train_runs(spectrum_runs(args), args.workers, train_spectrum_head,
-                           lambda run: "confound target")
+    results = plumbing.run_sweep(spectrum_runs(args), args.workers, train_spectrum_head,
+                                 cost=saturation.sweep_cost, group=lambda run: "confound target")
     M, _ = coupling(saturation.DIM, args.rank, args.alpha, args.logit_scale, args.seed)
     flat, _ = coupling(saturation.DIM, args.rank, 0.0, args.logit_scale, args.seed)
     ranks = sorted({*args.confound_head_dims, *(2 ** k for k in range(args.rank.bit_length())),

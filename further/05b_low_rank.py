@@ -125,7 +125,8 @@ def run_low_rank(args):
     of the same heads, "logit_spread" and "truncation_free"."""
     runs = [dict(run, truncate=run["cap"] is None and run["head_dim"] == args.head_dims[-1])
             for run in saturation.model_side_runs(args)]
-    results = saturation.train_runs(runs, args.workers, train_and_probe, kind_of)
+    results = plumbing.run_sweep(runs, args.workers, train_and_probe, cost=saturation.sweep_cost,
+                                 group=kind_of)
     numbers = saturation.summarise_model_side(results, args)
     numbers["model_side"]["logit_spread"] = {
         "free": logit_spread(results, args, None),

@@ -254,7 +254,7 @@ def run_text(args):
               LIMITED: dict(layers=compared["uniform"], context=CONTEXT_LIMIT)}  # the control
     runs = [dict(base, **model, seed=args.seed + s, name=f"a: text {name}", allocation=name)
             for name, model in models.items() for s in range(args.text_seeds)]
-    results = helpers.run_sweep(
+    results = plumbing.run_sweep(
         runs, args.workers, train_language_model,
         lambda r: f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}",
         allocation.sweep_cost)

@@ -242,7 +242,7 @@ def run_ngram(args):
                  name=f"a: {task} budget={budget} H={H} d={budget // H}")
             for task in NGRAM_TASKS for budget in args.ngram_budgets
             for H in ngram_heads(budget) for s in range(args.ngram_seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_ngram,
+    results = plumbing.run_sweep(runs, args.workers, train_ngram,
                                  lambda r: f"{r['name']:<30} seed={r['seed']}  NMSE "
                                            f"{r['valid_nmse']:.3f}",
                                  lambda run: run["T"] * run["steps"])

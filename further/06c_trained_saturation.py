@@ -244,7 +244,7 @@ def train_deep_models(args):
                  layers=[uniform] * DEEP_LAYERS, seed=args.seed + s, allocation="uniform",
                  name=f"a: {DEEP_LAYERS} layers, T={args.deep_T}")
             for s in range(args.deep_seeds)]
-    return helpers.run_sweep(runs, args.workers, text_study.train_language_model, lambda r: (
+    return plumbing.run_sweep(runs, args.workers, text_study.train_language_model, lambda r: (
         f"{r['name']:<30} seed={r['seed']}  bpc {r['valid_bpc']:.3f}"),
         text_study.allocation.sweep_cost)
 

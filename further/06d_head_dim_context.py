@@ -179,8 +179,9 @@ class RelativeBlock(helpers.Block):
         q, k = self.queries_keys(u, u)                                      # [B, H, T, d]
         v = torch.einsum("bte,hve->bhtv", u, self.W_V)                     # values [B, H, T, v]
         bias = self.offset_bias[:, self.offsets[:seq_len, :seq_len]]       # [H, T, T]
-        weights = helpers.attention_weights(q @ k.transpose(-1, -2),       # [B, H, T, T]
-                                            1 / math.sqrt(self.head_dim), mask=mask, bias=bias)
+        logits = helpers.attention_logits(q @ k.transpose(-1, -2),         # [B, H, T, T]
+                                          1 / math.sqrt(self.head_dim)) + bias
+        weights = logits.masked_fill(mask, -math.inf).softmax(dim=-1)
         if self.keep_weights:
             self.weights = weights
         heads = weights @ v                                                # [B, H, T, v]
@@ -428,7 +429,7 @@ def run_study(args):
                  tokens=args.tokens, vocab=len(alphabet), longest=max(args.lengths),
                  data=data, device=args.device, name=f"L={L} d={d}")
             for L in args.lengths for d in args.head_dims for s in range(args.seeds)]
-    results = helpers.run_sweep(
+    results = plumbing.run_sweep(
         runs, args.workers, train_model,
         lambda r: f"{r['name']:<14} seed={r['seed']}  bpc {r['last_quarter']:.3f} (last "
                   f"quarter), {r['whole']:.3f} (whole)",

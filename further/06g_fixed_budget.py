@@ -122,8 +122,8 @@ def fixed_budget_runs(args):
 
 
 if __name__ == "__main__":
-    recall_runs = allocation.train_runs(fixed_budget_runs(args), args.workers, train_recall,
-                               lambda run: run["name"])
+    recall_runs = plumbing.run_sweep(fixed_budget_runs(args), args.workers, train_recall,
+                                     cost=allocation.sweep_cost, group=lambda run: run["name"])
 
 # %% [markdown]
 # **The result**: each $H$'s validation NMSE over its seeds (`helpers.seed_stats`), and the $H$

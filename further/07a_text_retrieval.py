@@ -295,8 +295,9 @@ def run_text(args):
                  steps=args.text_steps, batch_size=args.batch_size, lr=args.lr,
                  device=args.device) for T in lengths for width, head_dim, h in shapes
             for s in range(args.seeds)]
-    results = engine.run_sweep(runs, args.workers, train_ranker, lambda r: f"text T={r['T']}",
-                               cost=lambda r: r["T"] * r["width"])
+    results = plumbing.run_sweep(runs, args.workers, train_ranker,
+                                 group=lambda r: f"text T={r['T']}",
+                                 cost=lambda r: r["T"] * r["width"])
     short, long = min(lengths), max(lengths)
     text = {"data": "stdlib docstrings", "T": lengths, "queries": len(corpus["queries"]),
             "train_queries": len(corpus["train"]), "characters": corpus["characters"],

@@ -112,7 +112,7 @@ def notebook_on_windows(root, out, preset):
     seconds = time.perf_counter() - started
     printed = "".join(output.get("text", "") for cell in notebook.cells
                       for output in cell.get("outputs", []))
-    where = next(line for line in printed.splitlines() if line.startswith("the runs "))
+    where = next(line for line in printed.splitlines() if " runs trained " in line)
     return {"seconds": seconds, "sweep": where}
 
 
@@ -125,12 +125,12 @@ def cost_per_run(runs, workers):
     """Seconds per run of a sweep of runs that do nothing, after a first sweep has started the
     workers (their start is timed apart)."""
     batch = [dict(device="cpu", index=index) for index in range(runs)]
-    with contextlib.redirect_stdout(io.StringIO()):          # a line per run: not timed here
+    with contextlib.redirect_stdout(io.StringIO()):          # its line: not timed here
         started = time.perf_counter()
-        helpers.run_sweep(batch[:workers], workers, nothing, str, cost=len)
+        helpers.run_sweep(batch[:workers], workers, nothing, cost=len)
         start_up = time.perf_counter() - started
         started = time.perf_counter()
-        helpers.run_sweep(batch, workers, nothing, str, cost=len)
+        helpers.run_sweep(batch, workers, nothing, cost=len)
     return {"first_sweep_s": start_up, "per_run_s": (time.perf_counter() - started) / runs}
 
 

@@ -176,7 +176,7 @@ def test_directions_study_ratios_and_verdict_on_made_up_runs(quick_args, monkeyp
     def made_up(runs, workers, train, label, cost):
         return [dict(run, valid_nmse=factor[run["directions"]] * model_file.PAPER_TABLE_2[
             run["h"]][run["T"]] * (1 + 0.1 * (run["seed"] - 1))) for run in runs]
-    monkeypatch.setattr(helpers, "run_sweep", made_up)
+    monkeypatch.setattr(plumbing, "run_sweep", made_up)
     args = quick_args(directions, "--seeds", "3")
     result = directions.directions_study(args)
     assert result["steps"] == args.steps * directions.DIRECTION_STEP_FACTOR

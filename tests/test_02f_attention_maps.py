@@ -33,7 +33,8 @@ def test_best_run_is_the_lowest_error_among_the_matching_runs():
 
 def test_the_maps_of_a_quick_sweep(quick_args):
     args = quick_args(maps, "--D", "2", "--heads", "1,2", "--workers", "2")
-    trained = model_file.train_runs(model_file.sweep_runs(args), args.workers)
+    trained = helpers.run_sweep(model_file.sweep_runs(args), args.workers, model_file.train_one,
+                                cost=model_file.sweep_cost)
     chosen = {h: maps.best_run(trained, T=8, h=h) for h in args.heads}
     found = engine.attention_maps(chosen, args, model_file.build_model, maps.head_specialisation,
                                   8, model_file.task.DEFAULT_DIRECTIONS)

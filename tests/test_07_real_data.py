@@ -93,11 +93,12 @@ def test_gains_with_heads_are_per_seed_differences_at_each_T():
 
 
 def test_progress_is_one_line_per_group_and_results_keep_the_runs_order(capsys):
-    """engine.run_sweep trains every run once, returns the results in the order of the runs
-    (not the costliest-first order it trains them in), and prints one line per group."""
+    """plumbing.run_sweep with group alone (07a's and 07c's sweeps) trains every run once,
+    returns the results in the order of the runs (not the costliest-first order it trains them
+    in), and prints one line per group."""
     runs = [{"device": "cpu", "h": h, "seed": seed} for h in (1, 2, 4) for seed in (0, 1, 2)]
-    results = engine.run_sweep(runs, 1, lambda run: {**run, "value": 10 * run["h"] + run["seed"]},
-                               lambda run: f"h={run['h']}", cost=lambda run: run["h"])
+    results = plumbing.run_sweep(runs, 1, lambda run: {**run, "value": 10 * run["h"] + run["seed"]},
+                                 group=lambda run: f"h={run['h']}", cost=lambda run: run["h"])
     assert [r["value"] for r in results] == [10 * r["h"] + r["seed"] for r in runs]
     lines = [line for line in capsys.readouterr().out.splitlines()
              if line.startswith("[")]                    # after the line naming the sweep's path

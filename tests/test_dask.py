@@ -151,4 +151,4 @@ def test_workers_of_more_than_one_thread_are_refused_in_one_line(monkeypatch, ca
 
 
 def test_an_empty_sweep_trains_nothing():
-    assert helpers.run_sweep([], 2, slow, str, cost=len) == []
+    assert helpers.run_sweep([], 2, slow, cost=len) == []

@@ -661,14 +661,14 @@ def test_on_macos_a_check_runs_in_a_worker_process_that_is_killed_at_the_limit(c
 
     assert checks.ex01_nmse(right) == "ok"                    # the worker starts first
     _, worker = checks._worker_pid()
-    assert helpers.run_sweep(runs, 2, dict, str, cost=len) == runs
+    assert helpers.run_sweep(runs, 2, dict, cost=len) == runs
     started = time.monotonic()
     assert checks.ex01_nmse(swallows_everything) == "not yet"
     assert time.monotonic() - started < 2
     said = capsys.readouterr().out
     assert "time limit" in said and "may still be running" not in said
     assert not alive(worker)
-    assert helpers.run_sweep(runs, 2, dict, str, cost=len) == runs
+    assert helpers.run_sweep(runs, 2, dict, cost=len) == runs
     assert checks.ex01_nmse(right) == "ok" and checks._worker_pid()[1] != worker
 
 

@@ -291,7 +291,7 @@ def test_run_sweep_returns_results_in_the_order_of_its_runs(workers, capsys):
     order they were given (so per-seed lists in the JSON do not depend on scheduling)."""
     waits = [0.0, 0.3, 0.0, 0.2, 0.1]
     runs = [dict(wait=wait, device="cpu", index=i) for i, wait in enumerate(waits)]
-    results = helpers.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
+    results = plumbing.run_sweep(runs, workers, wait_and_echo, lambda r: str(r["index"]),
                                  cost=lambda r: r["wait"])
     assert [r["index"] for r in results] == list(range(len(runs)))
     printed = [line.split()[1] for line in capsys.readouterr().out.splitlines()
@@ -305,7 +305,7 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
     once all of them are in; the results still come back in the order of the runs."""
     waits = [0.2, 0.0, 0.1, 0.0, 0.3]
     runs = [dict(wait=wait, device="cpu", index=i, kind="ab"[i % 2]) for i, wait in enumerate(waits)]
-    results = helpers.run_sweep(
+    results = plumbing.run_sweep(
         runs, workers, wait_and_echo,
         lambda group: f"{group[0]['kind']}: " + ",".join(str(r["index"]) for r in group),
         cost=lambda r: r["wait"], group=lambda r: r["kind"])
@@ -318,19 +318,20 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_run_sweep_without_label_or_group_prints_one_line_saying_where(workers, capsys):
-    """A lesson's sweep: no line before, one when its last run ends, with the count and where
-    the runs trained; with group alone, a line per group with its count."""
+def test_a_lesson_s_sweep_prints_one_line_saying_where(workers, capsys):
+    """helpers.run_sweep: no line before, one when its last run ends, with the count and where
+    the runs trained; plumbing's with group alone adds a line per group with its count."""
     runs = [dict(wait=0.0, device="cpu", index=i, kind="ab"[i % 2]) for i in range(4)]
     helpers.run_sweep(runs, workers, wait_and_echo)
     lines = capsys.readouterr().out.splitlines()
     where = "in 2 worker processes (joblib)" if workers == 2 else "one after another in this"
-    assert len(lines) == 1 and lines[0].startswith("4 runs trained ") and where in lines[0]
-    helpers.run_sweep(runs, workers, wait_and_echo, group=lambda run: run["kind"])
+    assert len(lines) == 1
+    assert lines[0].startswith("4 runs trained ") and where in lines[0]
+    plumbing.run_sweep(runs, workers, wait_and_echo, group=lambda run: run["kind"])
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("the runs train ") and where in lines[0]
-    assert sorted(line.split("] ")[1].split("  (")[0] for line in lines[1:]) == \
+    assert sorted(line.split("] ")[1].split("  (")[0] for line in lines[:-1]) == \
         ["a: 2 runs trained", "b: 2 runs trained"]
+    assert lines[-1].startswith("4 runs trained ")
 
 
 def test_printed_paths_hold_no_machine_prefix():
@@ -369,10 +370,10 @@ def test_a_notebook_s_function_trains_in_worker_processes_on_one_thread_each():
     torch.set_num_threads(2)   # the suite runs on one thread (conftest): two, so that one shows
     try:
         runs = [dict(device="cpu", index=i) for i in range(4)]
-        results = helpers.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+        results = helpers.run_sweep(runs, 2, train, cost=lambda r: 1)
         assert {r["threads"] for r in results} == {1}
         assert os.getpid() not in {r["pid"] for r in results}
-        here = helpers.run_sweep(runs, 1, train, str, cost=lambda r: 1)
+        here = helpers.run_sweep(runs, 1, train, cost=lambda r: 1)
         assert {r["pid"] for r in here} == {os.getpid()} and {r["threads"] for r in here} == {1}
         assert torch.get_num_threads() == 2
     finally:
@@ -390,7 +391,7 @@ def fail_at_two(run):
 def test_a_run_that_raises_ends_the_sweep_naming_the_run(workers):
     runs = [dict(device="cpu", index=i) for i in range(4)]
     with pytest.raises(helpers.SweepFailed, match="the run index=2 raised ValueError: no data"):
-        helpers.run_sweep(runs, workers, fail_at_two, str, cost=lambda r: 1)
+        helpers.run_sweep(runs, workers, fail_at_two, cost=lambda r: 1)
 
 
 def stops_in_one_line(runs, train):
@@ -398,7 +399,7 @@ def stops_in_one_line(runs, train):
     line said within a minute."""
     started = time.perf_counter()
     with pytest.raises(helpers.SweepFailed) as failed:
-        helpers.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+        helpers.run_sweep(runs, 2, train, cost=lambda r: 1)
     assert time.perf_counter() - started < 60
     said = str(failed.value)
     assert "\n" not in said, said
@@ -419,14 +420,14 @@ def test_a_diverging_loss_in_a_worker_keeps_its_own_message():
                                 "    raise helpers.NonFiniteLoss('T=8 h=2: the loss is nan')")
     runs = [dict(device="cpu", index=0), dict(device="cpu", index=1)]
     with pytest.raises(helpers.NonFiniteLoss, match="T=8 h=2: the loss is nan"):
-        helpers.run_sweep(runs, 2, train, str, cost=lambda r: 1)
+        helpers.run_sweep(runs, 2, train, cost=lambda r: 1)
 
 
 def test_the_results_file_says_where_its_sweeps_ran(tmp_path, monkeypatch):
     monkeypatch.setattr(plumbing, "REPLAYED", {})
     args = helpers.config({}, ["--out", str(tmp_path), "--device", "cpu"])
     run = plumbing.Run("00_test", args)
-    helpers.run_sweep([dict(device="cpu", index=0, wait=0)], 1, wait_and_echo, str, cost=len)
+    helpers.run_sweep([dict(device="cpu", index=0, wait=0)], 1, wait_and_echo, cost=len)
     record = json.loads(run.finish().read_text(encoding="utf-8"))["provenance"]
     assert record["sweeps"] == ["this process, one thread"]
 
@@ -465,7 +466,7 @@ def test_a_numbered_file_that_no_worker_can_import_goes_to_the_workers_by_value(
     try:
         spec.loader.exec_module(module)
         runs = [dict(device="cpu", index=index) for index in range(3)]
-        results = helpers.run_sweep(runs, 2, module.train, str, cost=lambda r: 1)
+        results = helpers.run_sweep(runs, 2, module.train, cost=lambda r: 1)
     finally:
         del sys.modules["09z_probe"]
     assert [r["twice"] for r in results] == [0, 2, 4]
