@@ -364,7 +364,7 @@ def label_log_axis(axis, values, which="x"):
     target.set_minor_formatter(ticker.NullFormatter())
 
 
-def plot_lines(axis, lines, statistic="mean", seeds=True, style="o-", **properties):
+def plot_lines(axis, lines, statistic="mean", seeds=True, **properties):
     """A line per label of lines = {label: {x: y}}, x plain numbers or their strings; y a
     number, or seed_stats (its statistic drawn, with a dot per seed when seeds). properties go
     to axis.set (xscale="log", xlabel=..., title=...); a log x axis is ticked at the xs. The
@@ -374,7 +374,7 @@ def plot_lines(axis, lines, statistic="mean", seeds=True, style="o-", **properti
     for label, points in lines.items():
         xs = [float(x) for x in points]
         ys = [y[statistic] if isinstance(y, dict) else y for y in points.values()]
-        line, = axis.plot(xs, ys, style, label=label)
+        line, = axis.plot(xs, ys, "o-", label=label)
         for x, y in zip(xs, points.values()):
             if isinstance(y, dict) and seeds:
                 axis.plot([x] * len(y["seeds"]), y["seeds"], ".", ms=4, color=line.get_color())
