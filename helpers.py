@@ -2,7 +2,9 @@
 
 Each lesson's own code (its task, model, construction, figure and printout) stays in its
 numbered file; a lesson imports from the repository only this file (and earlier lessons through
-load_concept), so it runs when copied out with it. Contents, in order of use:
+load_concept), so it runs when copied out with it.
+
+Its first part, up to the command line, is what the lessons' ideas use, in order of use:
 
     load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
     seed_everything                     the one seeding helper
@@ -15,6 +17,9 @@ load_concept), so it runs when copied out with it. Contents, in order of use:
     fit                                 THE training loop: AdamW, warm-up/cosine, a loss check
     train_regression, train_seeded      fit() on MSE mini-batches, held-out NMSE; one seeded run
     label_log_axis, plot_lines          plain log-axis ticks; a line per label, a dot per seed
+
+The rest is the apparatus of a run, which no idea of the course depends on:
+
     Setting, config                     a lesson's settings table and its command line
     Run                                 its numbers, figures and results file (with provenance)
     run_sweep                           many training runs in joblib's processes (or on a Dask
@@ -355,6 +360,7 @@ def evaluate_nmse(model, data, batch_size=4096):
     return nmse(prediction.cpu(), y.cpu())
 
 
+# ==== Plotting ================================================================================
 def label_log_axis(axis, values, which="x"):
     """Ticks of a log axis at the given values, labelled plainly (8, 32, 128), no minor labels."""
     import matplotlib.ticker as ticker
