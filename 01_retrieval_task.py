@@ -67,11 +67,11 @@ if __name__ == "__main__":
 # $$\bar z_i(X_T) = \min_{t \in S_i} f_i(x(t)) \quad (8), \qquad
 #   H(X_T) = F_0(\bar z_1, \dots, \bar z_D) \quad (9).$$
 #
-# A maximum is the same thing with $f_i \mapsto -f_i$, so we allow either per coordinate. The
-# token that attains the min (max) is what an ideal model must *find*: we return its position
-# too. $D$ is the task's *intrinsic dimension*; lesson 02 shows a transformer needs $h \ge D$ heads
-# for it. The lower bound of Theorem 2(2) needs the free positions that $|S_i| \ge T/4$
-# guarantees, so we enforce it.
+# A maximum is the same with $f_i \mapsto -f_i$, so we allow either per coordinate. An ideal
+# model must *find* the token that attains the min (max); we return its position too. $D$ is the
+# task's *intrinsic dimension*; lesson 02 shows a transformer needs $h \ge D$ heads for it.
+# Theorem 2(2)'s lower bound needs the free positions that $|S_i| \ge T/4$ guarantees, so we
+# enforce it.
 
 # %%
 @dataclass
@@ -115,12 +115,12 @@ def check_subsets(subsets, seq_len):
 #
 # Tokens $x(t) \sim \mathcal N(0, I_4)$ and $y = \sum_{i=1}^{D} \max_t a_i^\top x(t)$: $f_i$ is
 # linear, $S_i = [T]$ for every $i$, $F_0$ is the sum, $D = d = 4$. The paper does **not** give
-# its fixed vectors $a_i$, so `--directions` picks one of three readings: the standard basis
-# (`orthonormal`: the $D$ maxima are independent), unit vectors drawn once from a fixed seed
-# (`random`), or the same draws unnormalised (`gaussian`); drawn $a_i$ are correlated and may
-# share their argmax token. **The default is `gaussian`**, the reading closest to the paper's
-# Tables 2 and 3 in study 02b (a median factor 3.7 from the paper, against 4.5 for `random` and
-# 5.5 for `orthonormal`, chosen on the cells it is scored on).
+# its fixed vectors $a_i$, so `--directions` picks one of three readings (`task_directions`
+# below): with the standard basis (`orthonormal`) the $D$ maxima are independent; drawn $a_i$
+# (`random`, `gaussian`) are correlated and may share their argmax token. **The default is
+# `gaussian`**, the reading closest to the paper's Tables 2 and 3 in study 02b (a median factor
+# 3.7 from the paper, against 4.5 for `random` and 5.5 for `orthonormal`, chosen on the cells it
+# is scored on).
 
 # %%
 def sample_inputs(n, seq_len, dim, seed, distribution="normal"):
@@ -167,8 +167,7 @@ def sample_synthetic(n, seq_len, D=4, dim=4, seed=0, directions=DEFAULT_DIRECTIO
 
 
 # %% [markdown]
-# The toy task of eq. 7 is $y = \max_t x(t) + \min_t x(t)$ for scalar $x(t) \sim U[0, 1]$:
-# $D = 2$, a max and a min over the same positions.
+# The toy task of eq. 7: $y = \max_t x(t) + \min_t x(t)$, scalar $x(t) \sim U[0, 1]$, $D = 2$.
 
 # %%
 def max_plus_min_task(seq_len):
@@ -191,10 +190,9 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # %% [markdown]
 # ## Running it
 #
-# `config()` parses the flags (the table above); the clock starts; each part records its
-# numbers, and the last cells draw them and write the JSON. Imported by a later file
-# (`helpers.load_concept`), the file runs nothing. Part a draws three sequences of each task,
-# with the scores $a_i^\top x(t)$ the figure shows.
+# `config()` parses the flags (the table above); each part records its numbers, and the last
+# cells draw them and write the JSON. Imported by a later file (`helpers.load_concept`), the
+# file runs nothing.
 
 # %%
 EXAMPLE_SEQUENCES = 3  # sequences of each task drawn for part a's figure and printout
@@ -224,8 +222,7 @@ if __name__ == "__main__":
 # $1/\sqrt{2\log T}$), so $\mathrm{Var}(y)$ falls with $T$. A model that always predicts the mean
 # has MSE $= \mathrm{Var}(y)$, which would look *better* at large $T$. Paper A therefore reports
 # $\mathrm{NMSE} = \mathrm{MSE}/\mathrm{Var}(y) = 1 - R^2$: 1 for the mean predictor, at every $T$
-# (paper B reports losses). The figure shows the histograms of $y$ and $\mathrm{Var}(y)$ against
-# $T$.
+# (paper B reports losses). The figure: $y$'s histograms and $\mathrm{Var}(y)$ against $T$.
 
 # %%
 HISTOGRAM_BINS = 60  # shared bins of the y histograms of part b's figure
@@ -296,10 +293,9 @@ if __name__ == "__main__":
 
 
 # %% [markdown]
-# **What we saw.** Drawn Gaussian $a_i$ are correlated, and in the first sequence two pairs of
-# them share their argmax token: one token can serve two of the $D$ retrievals. As $T$ grows,
-# $y$ concentrates and $\mathrm{Var}(y)$ falls from 3.701 at $T = 8$ to 1.311 at $T = 512$: raw
-# MSE would flatter long sequences, which is why paper A reports NMSE.
+# **What we saw.** In the first sequence two pairs of the drawn $a_i$ share their argmax token:
+# one token can serve two of the $D$ retrievals. $y$ concentrates: $\mathrm{Var}(y)$ falls from
+# 3.701 at $T = 8$ to 1.311 at $T = 512$, so raw MSE would flatter long sequences.
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -309,8 +305,7 @@ if __name__ == "__main__":
 # | the synthetic task (§6.1): $y = \sum_i \max_t a_i^\top x(t)$ with "fixed" $a_i$ | none: the $a_i$ are not given | Gaussian draws, lengths 1.03, 0.82, 1.24, 1.8 (`gaussian`) | the reading is ours, chosen by 02b on the cells it is scored on |
 # | Var(y) shrinks with T, so NMSE (§6.1) | none | Var(y) 3.701 (T = 8) → 1.311 (T = 512), 20,000 samples | — |
 #
-# The paper gives no number for these steps; lessons 02–04 train on the default reading of the
-# $a_i$, and `--directions` changes it here and in study 02d.
+# Lessons 02–04 train on the default reading of the $a_i$; study 02d also takes `--directions`.
 
 # %% [markdown]
 # ## Going further

@@ -4,7 +4,7 @@
 # Paper A (arXiv 2510.06662), Section 3 (eq. 4–5) and Section 6.1: one attention layer needs
 # $h \ge D$ heads to retrieve the $D$ tokens of lesson 01's task; its error falls by orders of
 # magnitude at $h = D$ and, below $D$, grows with the sequence length $T$ (Fig. 1a, Table 2). We
-# build eq. 4's model and train it for $h = 1 \dots 5$ at $T = 8, 32, 128$ beside Table 2.
+# build eq. 4's model and train it for $h = 1 \dots 5$ at $T = 8, 32, 128$.
 # `python 02_multihead_model.py` (1 min 50 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
@@ -66,10 +66,9 @@ if __name__ == "__main__":
 #   W_{V,i}\hat x(t), \qquad W_{Q,i}, W_{K,i}, W_{V,i} \in \mathbb{R}^{n \times E},$$
 #
 # and $W_O \in \mathbb{R}^{E\times E}$ mixes the concatenated heads; $\sigma$ is the softmax over
-# $t$ with scale $\beta$ (eq. 5; $\beta = 1$, nothing capping the logits). The code scores each
-# token against one direction $W_{K,i}^\top W_{Q,i}\hat c_0$ per head and averages the tokens
-# before applying $W_{V,i}$: the same maths, checked against a literal loop in the tests.
-# Lessons 03 and 04 reuse this layer.
+# $t$ with scale $\beta$ (eq. 5; $\beta = 1$, nothing capping the logits). The code scores tokens
+# against one direction $W_{K,i}^\top W_{Q,i}\hat c_0$ per head and applies $W_{V,i}$ after
+# averaging: the same maths, checked against a literal loop in the tests.
 
 # %%
 class AttentionLayer(nn.Module):
@@ -97,15 +96,15 @@ class AttentionLayer(nn.Module):
 # %% [markdown]
 # ## The model (eq. 4)
 #
-# The encoder $P_\phi$ is a 2-layer ReLU MLP of width $N$, and the read-out $\hat F$ a 2-layer
-# GELU MLP of width $N$ to a scalar:
+# The encoder $P_\phi$ (ReLU) and the read-out $\hat F$ (GELU, to a scalar) are 2-layer MLPs of
+# width $N$:
 #
 # $$\hat y = \hat F\Big(\hat c_0 + W_O\, \mathrm{Concat}_{i=1}^{h}\big[\mathrm{head}_i\big]\Big)
 #   \qquad (4)$$
 #
 # No layer norm and no positional encoding, as in the paper's experiment. Paper A counts the
-# parameters of the encoder and of the feed-forward networks, not the attention weights nor
-# $\hat c_0$; `parameter_counts` gives that count and the total.
+# parameters of the encoder and the feed-forward networks, not the attention weights nor
+# $\hat c_0$ (`parameter_counts`).
 
 # %%
 class MultiHeadModel(nn.Module):
@@ -143,13 +142,13 @@ def parameter_counts(model):
 # %% [markdown]
 # ## Data and training
 #
-# For each $T$: `n_train` training and `n_valid` validation sequences (Appendix B.1's 8000 and
-# 2000), the same for every model at that $T$. We train on the standardised target
-# $(y - \bar y)/s_y$ (`helpers.standardised_split`): NMSE is unchanged by an affine map applied
-# to both prediction and target. `helpers.train_regression` is the course's one training loop
-# (AdamW, mean squared error, warm-up then cosine); every run reports its last model. The
-# `RECIPE` (the paper's sizes, our learning rate and batch size: the paper gives none) is what
-# lesson 04 and study 03a train with too.
+# For each $T$: `n_train` training and `n_valid` validation sequences (Appendix B.1), the same
+# for every model at that $T$. We train on the standardised target $(y - \bar y)/s_y$
+# (`helpers.standardised_split`): NMSE is unchanged by an affine map of both prediction and
+# target. `helpers.train_regression` is the course's one training loop (AdamW, mean squared
+# error, warm-up then cosine); every run reports its last model. Lesson 04 and study 03a also
+# train with the `RECIPE`: the paper's sizes, our learning rate and batch size (the paper gives
+# none).
 
 # %%
 HEAD_DIM = 8      # n, each head's dimension (the paper's)
@@ -191,8 +190,7 @@ def train_one(run, build=build_model, keep_best=False):
 # %% [markdown]
 # ## The sweep: Fig. 1a beside Table 2
 #
-# Every $(T, h, \text{seed})$ of the settings, each a plain dict that one process per core
-# trains (`helpers.run_sweep`); the seeds of a $T$ share its data.
+# Every $(T, h, \text{seed})$ of the settings, trained one process per core (`helpers.run_sweep`).
 
 # %%
 def sweep_runs(args):
@@ -217,8 +215,8 @@ if __name__ == "__main__":
 # the drop at the knee, ours to name: the error at $h = D - 1$ over that at
 # $h = D$. Paper A selects "the minimal validation error achieved across seeds", but its Table 2
 # prints the **mean** over seeds (Table 3 and Fig. 1 read as minima [inferred, our digest]), so
-# we compute both and put our mean drop beside Table 2's. The figure redraws Fig. 1a with our
-# means, a dot per seed.
+# we compute both and put our mean drop beside Table 2's. The figure: Fig. 1a with our means, a
+# dot per seed.
 
 # %%
 def drop_at_the_knee(nmse, D, statistic):
@@ -285,10 +283,10 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw.** Every line falls by an order of magnitude from $h = 3$ to $h = 4$ at
-# $T = 8$ and 32, and below $D$ the error grows with $T$, as in Fig. 1a. At $T = 128$ the drop
-# is shallow: the $h = 4$ mean lies far above its minimum, one seed far above the other. The statistic
-# the lesson exists for, the mean's drop at $T = 8$: 13× against Table 2's mean drop of 11×
-# (2 seeds, so no interval: a direction, not a separated difference).
+# $T = 8$ and 32, and below $D$ the error grows with $T$, as in Fig. 1a. At $T = 128$ the mean's
+# drop is shallow: one $h = 4$ seed lies far above the other. The lesson's number, the mean's
+# drop at $T = 8$: 13× against Table 2's 11× (2 seeds, so no interval: a direction, not a
+# separated difference).
 
 # %% [markdown]
 # ## Summary beside the paper

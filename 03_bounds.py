@@ -81,8 +81,8 @@ def construction_task(seq_len, D, dim, seed):
 
 
 # %% [markdown]
-# The proof's weights, put into lesson 02's `AttentionLayer` (so the construction runs through
-# the same attention code as the trained models), with $h = D$ heads and $n = 2$:
+# The proof's weights, put into lesson 02's `AttentionLayer` so that the construction runs the
+# trained models' attention code:
 #
 # * encoder: head $i$ owns the block $\hat x^{(i)}(t) = (\Psi_i(x(t)),\ r_i(t))$ of
 #   $\hat x(t) \in \mathbb{R}^{2D}$; we take $\Psi_i = f_i$ exactly (the theorem lets a small MLP
@@ -114,8 +114,7 @@ def construction_layer(D):
 
 
 # %% [markdown]
-# The encoder writes each token's blocks $(\Psi_i, r_i)$, the layer reads them at the CLS token,
-# and the first coordinate of each head's output is its retrieved $\tilde z_i$:
+# The whole model, from tokens to each head's $\tilde z_i$:
 
 # %%
 def run_construction(x, centres, subsets, beta):
@@ -146,7 +145,7 @@ def run_construction(x, centres, subsets, beta):
 # **Our gate is $-2$, not the paper's $-1$** (A.2.1, after eq. 10) [inferred]: with
 # $\Psi \in [0,1]$ a gate of $-1$ lets an outside token with $\Psi = 0$ tie with an inside token
 # with $\Psi = 1$ — then the error is 0.5 at every $\beta$ and the $T e^{-\beta}$ term fails. A gate
-# of $-2$ repairs this gap in the proof and changes nothing else.
+# of $-2$ closes this gap and changes nothing else.
 
 # %%
 def construction_bound(subset_size, seq_len, beta):
@@ -176,9 +175,8 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 
 
 # %% [markdown]
-# The rate in $\beta$ is the slope of log error against log $\beta$ over $\beta \ge 10$
-# (`helpers.fit_slope`; 1/β gives −1). The figure: worst error (solid) and bound (dashed)
-# against $\beta$, a colour per $T$.
+# The rate in $\beta$ is the slope of log error against log $\beta$ (1/β gives −1). The figure:
+# worst error (solid) and bound (dashed) against $\beta$, a colour per $T$.
 
 # %%
 RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large end)
@@ -212,10 +210,9 @@ if __name__ == "__main__":
 # $$k(T, s, D, n) = \frac{T/4 - s - D + 1}{(n+1)s + 1} - 1 .$$
 #
 # $k$ grows linearly in $T$ (the headline $\varepsilon^{-cT}$), but the bound says something only
-# when $k > 0$, that is $T > 4((n+2)s + D)$. The upper bound with $D$ heads is $C/\varepsilon^\gamma$
-# with $\gamma$ independent of $T$ ($\gamma = 2$ for a finite Barron norm, at worst
-# $\max(d, D)$). The constants of both bounds are not explicit, so the comparison below sets them
-# to 1: it shows the *exponents*, not parameter counts.
+# when $k > 0$, that is $T > 4((n+2)s + D)$. In the upper bound $C/\varepsilon^\gamma$,
+# $\gamma = 2$ for a finite Barron norm, at worst $\max(d, D)$. Neither bound's constants are
+# explicit, so the comparison below sets them to 1: it shows *exponents*, not parameter counts.
 
 # %%
 def lower_bound_exponent(seq_len, s, D, n):
@@ -234,9 +231,8 @@ def case_name(s, D, n):
 
 
 # %% [markdown]
-# The table: $k$ from $T$ = 16 to 4096 for five $(s, D, n)$, and the first $T$ with $k > 0$, in
-# the results file; the figure draws it, shades the vacuous region $k \le 0$ and dashes the
-# upper bound's $\gamma = 2$, and the printout gives $k$ at the paper's longest $T = 128$.
+# The results file tabulates $k$ and the first $T$ with $k > 0$ for five $(s, D, n)$; the figure
+# shades the vacuous region $k \le 0$ and dashes the upper bound's $\gamma$.
 
 # %%
 LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # the lengths where k is tabulated
@@ -307,10 +303,10 @@ if __name__ == "__main__":
 # $T = 1024$). The layer's size does not change with $T$; what must grow is the scale $\beta$,
 # which the theorem does not count as a parameter.
 #
-# b. At the paper's sizes, $h = D - 1 = 3$ heads get $k = -0.07$ at its
-# longest $T = 128$: the bound says nothing at any length the paper trains, although lesson 02's
-# models drop by an order of magnitude from $h = 3$ to 4 there. At the knee the experiments show
-# the trend, not the bound; with one or two heads, at the paper's longer $T$, it binds.
+# b. At the paper's sizes, $h = D - 1 = 3$ heads get $k = -0.07$ at its longest $T = 128$: the
+# bound says nothing at any length the paper trains, although lesson 02's models drop by an
+# order of magnitude from $h = 3$ to 4 there. With one or two heads, at the paper's longer $T$,
+# it binds.
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -74,9 +74,8 @@ if __name__ == "__main__":
 #
 # $$\sum_{t=1}^{T} \tfrac{1}{T}\, e_t \otimes x(t) = \tfrac{1}{T}\big(x(1), x(2), \dots, x(T)\big),$$
 #
-# every token, in order, in one vector of size $Td$. The feed-forward block can now compute
-# anything of the sequence; the cost moves from attention to width. The theorem asks for a head
-# dimension $n \ge Td$; ours is exactly $Td$.
+# every token, in order, in one vector of size $Td$ for the feed-forward block: the cost moves
+# from attention to width. The theorem asks for a head dimension $n \ge Td$; ours is exactly $Td$.
 
 # %%
 def memorising_embedding(x):
@@ -109,8 +108,8 @@ def memorise(x):
 
 
 # %% [markdown]
-# The next cell measures, on random sequences at every `--construction-T`, how far $T$ times the
-# CLS output is from the flattened sequence and how far the attention is from uniform.
+# The check, on random sequences: $T$ times the CLS output against the flattened sequence, and
+# the attention against uniform.
 
 # %%
 EXACTNESS_DIM = 4  # token dimension d of the check (as in lesson 01's synthetic task)
@@ -135,26 +134,25 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # The rest of the proof is the FFN's: it computes every $f_i(x(t))$, takes each min over $S_i$
-# with a ReLU network (Lemma 9) and applies $F_0$. Its weights grow like $T/\varepsilon$, where
-# lesson 03's h = D layer pays instead with a softmax scale β; study 04a (below) builds that FFN
-# and counts both costs.
+# with a ReLU network (Lemma 9) and applies $F_0$. Its weights grow like $T/\varepsilon$; study
+# 04a (below) builds that FFN and counts both routes' costs.
 
 # %% [markdown]
 # ## b. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
 #
-# Three routes on the synthetic task of lesson 01 ($D = 4$), on lesson 02's data (the same sequences
-# for every route at each $T$), each trained for `--steps` steps (3,000):
+# Three routes on lesson 01's synthetic task ($D = 4$) and lesson 02's data (the same sequences
+# for every route at each $T$), each trained for `--steps` steps:
 #
 # * **memorise**: the fixed embedding $e_t \otimes x(t)$, one frozen uniform head with
-#   $n = Td$, and a trainable read-out of three hidden ReLU layers of width 64 (ours), so its size
-#   grows with $T$; lesson 02's recipe at its own peak learning rate 3e-3 (ours);
-# * **1 head**: lesson 02's model with $h = 1$, $n = 8$, trained with lesson 02's recipe;
-# * **h = D**: lesson 02's model with $h = 4$, $n = 8$, the same recipe.
+#   $n = Td$, and a trainable ReLU read-out (ours, sized in the next cell), so its size grows
+#   with $T$; lesson 02's recipe at its own peak learning rate (ours);
+# * **1 head**: lesson 02's model and recipe with $h = 1$, $n = 8$;
+# * **h = D**: the same with $h = 4$, $n = 8$.
 #
 # The paper's explanation of Fig. 3: at short $T$ a model can memorise through its FFN, which
 # generalises worse; at long $T$ memorising becomes infeasible. So watch the gap between training
-# and validation NMSE. Remark B.1.1 gives no number for the memorising route; for the h = D route
-# Table 3 gives the minimum over seeds of the same model ($h = 4$, $n = 8$, $E = 32$).
+# and validation NMSE. Remark B.1.1 gives no number for the memorising route; Table 3 gives one
+# for the same h = D model ($E = 32$).
 
 # %%
 MEMORISE_DEPTH = 3   # hidden ReLU layers of the memorising read-out (ours; the theorem's is deep)
@@ -202,7 +200,7 @@ def train_route(run):
 
 
 # %% [markdown]
-# The runs: every route at every $T$ and seed, on lesson 02's data.
+# The runs: every route, $T$ and seed.
 
 # %%
 def route_runs(args, routes):
@@ -220,9 +218,8 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **The result**: per route and $T$, the seed with the lowest validation NMSE (the paper's
-# statistic) with its training NMSE. The figure draws validation (solid) and training (dashed)
-# NMSE against $T$, and beside it each route's trainable FFN parameters; the printout sets our
-# h = D minima beside Table 3's.
+# statistic) and its training NMSE, drawn against $T$ beside each route's trainable FFN
+# parameters; the printout sets our h = D minima beside Table 3's.
 
 # %%
 def best_seed(results, **match):
@@ -281,14 +278,13 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw.** a. The hand-built head holds the sequence exactly: uniform attention, and
-# $T$ times its output is the flattened sequence, with the theorem's smallest width $n = Td$.
+# $T$ times its output is the flattened sequence.
 #
 # b. Memorising generalises worse: its held-out error rises steeply with $T$ and passes 1 (no
 # better than the mean) from $T = 32$, while its training error stays far lower, the gap of
-# Remark B.1.1. It beats one ordinary head only at $T = 4$ (8.1e-3 against 1.7e-2; 2 seeds, no
-# interval). The h = D route has the lowest minimum at every $T$ (2 seeds, no interval), but
-# its error still grows with $T$ at this training length, where Table 3's minima for the same
-# model do not.
+# Remark B.1.1. It beats one ordinary head only at $T = 4$ (8.1e-3 against 1.7e-2); h = D has the
+# lowest minimum at every $T$ (both 2 seeds, no interval), but its error still grows with $T$ at
+# this training length, unlike Table 3's minima for the same model.
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -78,15 +78,14 @@ if __name__ == "__main__":
 # denominator in $[Le^{-B}, Le^{B}]$. So $k$ relevant tokens receive at most
 # $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
 # Lessons 05–07 scale logits by $1/\sqrt d$ (`helpers.attention_logits`; 02–04 use paper A's
-# $\beta = 1$), and "bounded" means $|s| \le B$, enforced as $B\tanh(s/B)$.
+# $\beta = 1$) and bound them as $B\tanh(s/B)$.
 
 # %% [markdown]
 # ## Saturation on a target that stays hard
 #
-# With bounded logits attention cannot concentrate on a few tokens of a long sequence, so a larger
-# head dimension, which only sharpens *which* tokens score high, stops paying. The protocol is
-# ours **[inferred]**, on a target that does not get easier as $L$ grows (study 05a shows one
-# that does).
+# A larger head dimension only sharpens *which* tokens score high, so it stops paying once the
+# lemma flattens attention. The protocol is ours **[inferred]**, on a target that does not get
+# easier as $L$ grows (study 05a shows one that does).
 #
 # **The target** (after Jiang & Li 2024, [related]): the last token $x_q = x_L$ is the query and
 #
@@ -133,7 +132,7 @@ def match_task(n, seq_len, dim, rank, n_match, sharpness, seed):
 
 
 # %% [markdown]
-# **The model** is one attention head of dimension $d$, the class the target lives in:
+# **The model** is one attention head of dimension $d$:
 # $\hat y = \sum_s \mathrm{softmax}_s(s_s)\, w_V^\top x_s$ with
 # $s_s = (W_Q x_q)^\top W_K x_s / \sqrt d$, $W_Q, W_K \in \mathbb{R}^{d\times p}$, capped to
 # $B\tanh(s_s/B)$ when `cap` is set. Its score is a rank-$d$ bilinear form, so the head
@@ -216,8 +215,8 @@ if __name__ == "__main__":
 # **The result.** The **gain** is $E(d_{\min}) - E(r)$: the validation NMSE of the smallest head
 # dimension (1) minus that of the target's rank. Its **change** from the shortest to the longest
 # $L$, per seed, gets a 95 % t-interval (`helpers.paired_difference`): below zero, the gain
-# shrinks with $L$, which is saturation. The direct test of the claim is the difference of the
-# changes, capped minus free, per seed: saturation appears *with the cap* when it is below zero.
+# shrinks with $L$, which is saturation. The direct test of the claim is that change, capped minus
+# free, per seed: below zero, saturation comes *with the cap*.
 
 # %%
 def error_tables(results, args):
@@ -307,11 +306,10 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1 loses
 # the matches among more distractors, while rank 8 stays exact. With logits capped at $B = 2$
-# the same gain *shrinks*, the direction the lemma points (a capped head cannot concentrate on
-# 2 of $L$ tokens); the fall starts well below its threshold
-# $L \ge 2 + 2e^{2B} \approx 111$. At $L = 128$ each capped dimension buys little. So on this
-# target saturation appears with the cap and not with free logits: capped minus free, the
-# change of the gain is −0.55 [−0.59, −0.50] (5 seeds).
+# it *shrinks*, as the lemma predicts, starting well below its threshold
+# $L \ge 2 + 2e^{2B} \approx 111$; at $L = 128$ each capped dimension buys little. So on this
+# target saturation comes with the cap: capped minus free, the change of the gain is
+# −0.55 [−0.59, −0.50] (5 seeds).
 
 # %% [markdown]
 # ## Summary beside the paper

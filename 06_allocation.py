@@ -3,8 +3,8 @@
 #
 # Paper B (arXiv 2510.03784, §6) allocates an attention budget by layer: early layers extract
 # information and need the richer attention, later layers can be thinner. Its tasks are not in
-# our sources; ours are reconstructions: allocations at equal budgets on two tasks whose match
-# sits in different layers (study 06g spends one budget on heads against head dimension, §4).
+# our sources, so we compare allocations at equal budgets on two tasks of ours whose match sits
+# in different layers (study 06g: heads against head dimension at one budget, §4).
 # `python 06_allocation.py` (1 min 30 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
@@ -96,8 +96,7 @@ class AllocatedTransformer(nn.Module):
 
 
 # %% [markdown]
-# Training: `helpers.train_regression` (AdamW, warm-up, cosine); validation NMSE on held-out
-# sequences. A run is a plain dict, handed to one process per core.
+# Training: `helpers.train_regression` (AdamW, warm-up, cosine), scored by validation NMSE.
 
 # %%
 LR = 3e-3          # AdamW's peak learning rate
@@ -124,7 +123,7 @@ def train_on(run, x, y):
 # ## Allocations that can win or lose
 #
 # **The paper's claim** [summary]: early layers extract information and need enough heads;
-# later layers can be smaller (§6; its tasks and numbers are not in our sources).
+# later layers can be smaller (§6; no numbers in our sources).
 #
 # Two tasks with opposite demands [inferred: ours]; keys $k_t$ on the unit sphere of
 # $\mathbb R^p$, scalar values $v_t$:
@@ -263,11 +262,11 @@ if __name__ == "__main__":
     run.finish()
 
 # %% [markdown]
-# **What we saw.** On each task one allocation is far better than the other, and they swap: the
-# rich head dimension belongs in the layer where the content match is, so "front-load" is no
-# rule for every task. The number the lesson exists for, front − back in NMSE:
-# −0.175 [−0.195, −0.154] on match-aggregate and +0.167 [+0.127, +0.206] on prefix-match
-# (5 paired seeds). One head fewer in the last layer makes no clear difference on either task.
+# **What we saw.** On each task one allocation is far better, and they swap: the rich head
+# dimension belongs in the layer where the content match is, so "front-load" is no rule for
+# every task. Front − back in NMSE: −0.175 [−0.195, −0.154] on match-aggregate and
+# +0.167 [+0.127, +0.206] on prefix-match (5 paired seeds). One head fewer in the last layer
+# makes no clear difference on either task.
 
 # %% [markdown]
 # ## Summary beside the paper

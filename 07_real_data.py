@@ -56,18 +56,17 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## The paper's protocol
 #
-# **The paper** (§6.2, App. B.3, Table 8). Each CIFAR-10 image sits at a random place in a
-# larger frame filled with its border colours; 8 × 8 patches give $T = 65$ to $1025$ tokens
-# with the CLS. A 4-layer ViT with head dimension 16 (width $16h$), $h = 1 \dots 24$. Mean
-# training accuracy rises with $h$ at every $T$ (Table 8).
+# **The paper** (App. B.3, Table 8): the larger frame is filled with the image's border colours;
+# 8 × 8 patches give $T = 65$ to $1025$ tokens with the CLS. A 4-layer ViT with head dimension
+# 16 (width $16h$), $h = 1 \dots 24$. Mean training accuracy rises with $h$ at every $T$.
 #
-# **Ours**: a digit at a random place in a 16 × 16 frame, 2 × 2 patches: $T = 64$ + CLS = 65
+# **Ours**: a digit in a 16 × 16 frame, 2 × 2 patches: $T = 64$ + CLS = 65
 # tokens, the paper's shortest sequence; two layers, $d = 8$, 400 steps. **Against the claim**:
 # training accuracy flat in $h$.
 #
 # ### The data: a digit at a random place
 #
-# A digit (side $s_0 = 8$) sits at a random offset in a side × side frame whose pixels copy the
+# A digit (side $s_0$) sits at a random offset in a side × side frame whose pixels copy the
 # nearest digit pixel, drawn afresh each time (at a fixed placement every model memorises).
 
 # %%
@@ -142,8 +141,8 @@ class VisionTransformer(nn.Module):
 # %% [markdown]
 # ### Training with a fresh placement at every step
 #
-# `helpers.fit` (AdamW, warm-up and cosine); each step draws its images at fresh offsets. The
-# runs of one seed share weights' seed, batches and placements across $h$, so they pair.
+# `helpers.fit` (AdamW, warm-up and cosine). The runs of one seed share weights' seed, batches
+# and placements across $h$, so they pair.
 
 # %%
 TRAIN_PLACEMENT_SEED, VALID_PLACEMENT_SEED = 1, 2  # the new placements images are scored at
@@ -195,8 +194,8 @@ def train_vit(run):
 
 
 # %% [markdown]
-# The protocol in one line: each head keeps its dimension $d$, so the width grows, $E = hd$.
-# Every (side, $h$, seed) is one run, all trained in parallel (`helpers.run_sweep`).
+# The protocol: $d$ fixed, so $E = hd$; every (side, $h$, seed) is one run, trained in parallel
+# (`helpers.run_sweep`).
 
 # %%
 def train_protocol(args, data):
@@ -224,9 +223,9 @@ if __name__ == "__main__":
     protocol_rows, seconds = train_protocol(args, digits)
 
 # %% [markdown]
-# **The result**: per $T$, the training accuracy at the most heads minus at the fewest, seed by
-# seed, with its 95 % t-interval (`helpers.paired_difference`). The figure: training (top) and
-# held-out (bottom) accuracy against $h$, a dot per seed, Table 8's $T = 65$ column in black.
+# **The result**: the training-accuracy gain from the fewest heads to the most, with its 95 %
+# t-interval (`helpers.paired_difference`). The figure: training (top) and held-out (bottom)
+# accuracy against $h$, a dot per seed, Table 8's $T = 65$ column in black.
 
 # %%
 def gains_with_heads(rows, few, many):
@@ -288,15 +287,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw.** Mean training accuracy rises with every added head, as Table 8's means do,
-# at lower levels (other images, 2 layers, 400 steps); the held-out means rise too. Two seeds
-# give an interval wider than the gain; this sweep's `--full` run (5 seeds, 1,500 steps, made
-# by study 07c beside its control: `results/07c_fixed_width_full.json`) decides: from $h = 1$ to
-# 8 at $T = 64$, **+0.281 [+0.222, +0.340]**. A fixed step budget measures expressivity and ease of
-# optimisation together; this run cannot tell them apart.
+# at lower levels (other images, a smaller model, a short run); the held-out means rise too.
+# Two seeds give an interval wider than the gain; this sweep's `--full` run (5 seeds, 1,500
+# steps, made by study 07c beside its control: `results/07c_fixed_width_full.json`) decides:
+# from $h = 1$ to 8 at $T = 64$, **+0.281 [+0.222, +0.340]**. A fixed step budget measures
+# expressivity and ease of optimisation together; this run cannot tell them apart.
 #
 # ## Summary beside the paper
 #
-# Training accuracy at $T = 64$ + CLS = 65 tokens, mean over seeds (the paper's statistic).
+# Training accuracy at $T = 64$ + CLS, mean over seeds (the paper's statistic).
 #
 # | claim | paper A (CIFAR-10, Table 8) | ours (digits, `--full`) |
 # |---|---|---|
