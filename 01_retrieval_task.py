@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import matplotlib.pyplot as plt
 import torch
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, int_list, positive_int
 
@@ -26,12 +26,12 @@ from helpers import Setting, int_list, positive_int
 def config(argv=None):
     args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
                           full="more samples, T up to 1024", refusals=refusals)
-    args.device = "cpu"  # 01 trains nothing: every number here is computed on the CPU
+    args.device = "cpu"  # 01 trains nothing
     return args
 
 
 def refusals(args):
-    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    """[(flag, accepted, why, smallest)] for runs that could not finish."""
     return [("--D", args.D <= args.d, f"the task's D directions a_i need D <= --d = {args.d}, "
              f"got {args.D}", f"--d {args.D}"),
             ("--n-samples", args.n_samples >= 2, "the variance of y needs at least two samples, "
@@ -76,14 +76,14 @@ if __name__ == "__main__":
 # %%
 @dataclass
 class RetrievalTask:
-    """A generalized D-retrieval task: y = outer(z), z_i = min/max_{t in subsets[i]} f_i(x(t))."""
+    """A generalized D-retrieval task (eq. 8-9)."""
     score_functions: Sequence[Callable]  # D functions, each [n, T, d] -> [n, T]   (f_i)
     subsets: Sequence[Sequence[int]]     # D lists of 0-based positions              (S_i)
     modes: Sequence[str]                 # D entries, "min" or "max"
     outer: Callable                      # [n, D] -> [n]                             (F_0)
 
     def __call__(self, x):
-        """x [n, T, d] -> y [n], retrieved values z [n, D], retrieved positions [n, D]."""
+        """x [n, T, d] -> y [n], z [n, D], retrieved positions [n, D]."""
         check_subsets(self.subsets, x.shape[1])
         values, positions = [], []
         for score_function, subset, mode in zip(self.score_functions, self.subsets, self.modes):
@@ -124,14 +124,14 @@ def check_subsets(subsets, seq_len):
 
 # %%
 def sample_inputs(n, seq_len, dim, seed, distribution="normal"):
-    """n sequences of seq_len tokens in R^dim from a seeded generator: x [n, T, d]."""
+    """Seeded tokens x [n, T, d], N(0, I) or U[0, 1]."""
     generator = torch.Generator().manual_seed(seed)
     if distribution == "normal":
         return torch.randn(n, seq_len, dim, generator=generator)
     return torch.rand(n, seq_len, dim, generator=generator)
 
 
-RANDOM_DIRECTIONS_SEED = 1234  # the fixed seed of the random readings (the paper's a_i unknown)
+RANDOM_DIRECTIONS_SEED = 1234  # seeds the drawn a_i
 
 
 def task_directions(D, dim=4, kind=DEFAULT_DIRECTIONS):
@@ -147,7 +147,7 @@ def task_directions(D, dim=4, kind=DEFAULT_DIRECTIONS):
 
 
 def synthetic_task(D, seq_len, dim=4, directions=DEFAULT_DIRECTIONS):
-    """Paper A's instance: y = sum_{i<=D} max_t a_i.x(t), a_i from task_directions (see above)."""
+    """Paper A's synthetic instance as a RetrievalTask."""
     if not 1 <= D <= dim:
         raise ValueError(f"D must be between 1 and d = {dim}, got {D}")
     directions = task_directions(D, dim, directions)                      # a_i, [D, d]
@@ -160,7 +160,7 @@ def synthetic_task(D, seq_len, dim=4, directions=DEFAULT_DIRECTIONS):
 
 
 def sample_synthetic(n, seq_len, D=4, dim=4, seed=0, directions=DEFAULT_DIRECTIONS):
-    """x [n, T, d] ~ N(0, I), y [n], retrieved positions [n, D] (the argmax token of each a_i)."""
+    """x [n, T, d] ~ N(0, I), y [n], each a_i's argmax position [n, D]."""
     x = sample_inputs(n, seq_len, dim, seed)
     y, _, positions = synthetic_task(D, seq_len, dim, directions)(x)
     return x, y, positions
@@ -171,7 +171,7 @@ def sample_synthetic(n, seq_len, D=4, dim=4, seed=0, directions=DEFAULT_DIRECTIO
 
 # %%
 def max_plus_min_task(seq_len):
-    """The toy task of eq. 7: y = max_t x(t) + min_t x(t), scalar tokens (D = 2)."""
+    """The toy task of eq. 7."""
     return RetrievalTask(
         score_functions=[lambda x: x[..., 0]] * 2,
         subsets=[range(seq_len)] * 2,
@@ -181,7 +181,7 @@ def max_plus_min_task(seq_len):
 
 
 def sample_max_plus_min(n, seq_len, seed=0):
-    """x [n, T, 1] ~ U[0, 1], y [n] = max + min, positions [n, 2] of the max and the min."""
+    """x [n, T, 1] ~ U[0, 1], y [n], positions [n, 2] of the max and the min."""
     x = sample_inputs(n, seq_len, 1, seed, distribution="uniform")
     y, _, positions = max_plus_min_task(seq_len)(x)
     return x, y, positions
@@ -195,12 +195,12 @@ def sample_max_plus_min(n, seq_len, seed=0):
 # file runs nothing.
 
 # %%
-EXAMPLE_SEQUENCES = 3  # sequences of each task drawn for part a's figure and printout
+EXAMPLE_SEQUENCES = 3  # per task, in part a's figure and printout
 EXAMPLE_T = 16         # their length T
 
 
 def examples(args):
-    """A few sequences of the synthetic task and of the toy task, with their scores a_i.x(t)."""
+    """Part a's sequences of both tasks, and their a_i.x(t)."""
     x, y, positions = sample_synthetic(EXAMPLE_SEQUENCES, EXAMPLE_T, args.D, args.d, args.seed,
                                        args.directions)
     toy_x, toy_y, toy_positions = sample_max_plus_min(EXAMPLE_SEQUENCES, EXAMPLE_T, args.seed)
@@ -225,13 +225,13 @@ if __name__ == "__main__":
 # (paper B reports losses). The figure: $y$'s histograms and $\mathrm{Var}(y)$ against $T$.
 
 # %%
-HISTOGRAM_BINS = 60  # shared bins of the y histograms of part b's figure
+HISTOGRAM_BINS = 60  # part b's y histograms
 
 
 def target_statistics(seq_lens, n, D, dim, seed, directions=DEFAULT_DIRECTIONS,
                       bins=HISTOGRAM_BINS):
-    """Mean, variance and a histogram (density on shared bins) of y for each T."""
-    # On the CPU by design: the samples are drawn there, and torch.histogram has no CUDA kernel.
+    """Mean, variance and histogram (density on shared bins) of y per T."""
+    # CPU by design: samples are drawn there, and torch.histogram lacks CUDA.
     samples = {t: sample_synthetic(n, t, D, dim, seed, directions)[1] for t in seq_lens}
     low = min(float(y.min()) for y in samples.values())
     high = max(float(y.max()) for y in samples.values())
@@ -251,7 +251,7 @@ if __name__ == "__main__":
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 def draw_sequences(sampled):
-    """Part a: each a_i.x(t) against t, the token the model must find starred."""
+    """Part a: each a_i.x(t) against t, the retrieved token starred."""
     scores, found = torch.tensor(sampled["examples"]["scores"]), sampled["examples"]["positions"]
     figure, axes = plt.subplots(1, len(scores), figsize=(13, 3.4), sharey=True)
     for k, axis in enumerate(axes):
@@ -264,7 +264,7 @@ def draw_sequences(sampled):
 
 
 def draw_variance(statistics):
-    """Part b: the histogram of y for each T, and Var(y) against T."""
+    """Part b: y's histograms; Var(y) against T."""
     stats = statistics["target_stats"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6))
     for T, entry in stats.items():

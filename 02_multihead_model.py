@@ -18,12 +18,12 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, int_list, positive_float, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
-MAX_T = 1024  # the longest sequence a run may ask for
+MAX_T = 1024  # the longest T a run may ask for
 
 
 def config(argv=None):
@@ -32,14 +32,14 @@ def config(argv=None):
 
 
 def refusals(args):
-    """[(flag, accepted, why not, smallest accepted)]: runs that could not finish."""
+    """[(flag, accepted, why, smallest)] for runs that could not finish."""
     return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
             ("--T", max(args.T) <= MAX_T, f"at most {MAX_T}, got {max(args.T)}", None)]
 
 
 # %%
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, what it sets), a flag each; "...": the default
+    # name: Setting(default, --quick, --full, type, what it sets); "...": the default
     "T": Setting([8, 32, 128], [8], [8, 16, 32, 64, 128], int_list, "sequence lengths T"),
     "heads": Setting([1, 2, 3, 4, 5], [1, 2, 3, 4], ..., int_list, "head counts h"),
     "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D of the task, 1..4"),
@@ -72,7 +72,7 @@ if __name__ == "__main__":
 
 # %%
 class AttentionLayer(nn.Module):
-    """W_Q, W_K, W_V (one n x E matrix per head) and W_O of eq. 4."""
+    """W_Q, W_K, W_V and W_O of eq. 4."""
 
     def __init__(self, width, n_heads, head_dim):
         super().__init__()
@@ -108,8 +108,7 @@ class AttentionLayer(nn.Module):
 
 # %%
 class MultiHeadModel(nn.Module):
-    """The h-head transformer of eq. 4, read at a trainable CLS token; n_heads h, head_dim n
-    and width N."""
+    """Eq. 4's model: n_heads h, head_dim n, width N."""
 
     def __init__(self, *, n_heads, head_dim, width, token_dim=4, beta=1.0):
         super().__init__()
@@ -123,7 +122,7 @@ class MultiHeadModel(nn.Module):
                                      nn.Linear(width, 1))                   # F_hat
 
     def forward(self, x, return_attention=False):
-        """x [B, T, d] -> y_hat [B] (and the CLS attention weights [B, h, T])."""
+        """x [B, T, d] -> y_hat [B] (and its attention weights [B, h, T])."""
         tokens = self.encoder(x)                                            # x_hat(t), [B, T, E]
         cls = self.cls.expand(x.shape[0], 1, -1)                            # [B, 1, E]
         update, weights = self.attention(cls, tokens, self.beta)
@@ -132,7 +131,7 @@ class MultiHeadModel(nn.Module):
 
 
 def parameter_counts(model):
-    """{"paper": every weight but the attention layers' and c_0's, "total": every weight}."""
+    """{"paper": paper A's count, "total": every weight}."""
     total = helpers.count_parameters(model)
     attention = sum(helpers.count_parameters(layer) for layer in model.modules()
                     if isinstance(layer, AttentionLayer))
@@ -151,14 +150,14 @@ def parameter_counts(model):
 # none).
 
 # %%
-HEAD_DIM = 8      # n, each head's dimension (the paper's)
-WIDTH = 32        # N, the hidden width of the encoder and read-out MLPs (the paper's)
+HEAD_DIM = 8      # n (the paper's)
+WIDTH = 32        # N (the paper's)
 RECIPE = {"head_dim": HEAD_DIM, "width": WIDTH, "batch_size": SETTINGS["batch_size"].default,
           "lr": SETTINGS["lr"].default, "evaluate_every": 0}
 
 
 def make_data(seq_len, D, n_train, n_valid, seed, directions=task.DEFAULT_DIRECTIONS):
-    """Train/valid tensors for one T, with y standardised on the training split."""
+    """(train, valid, valid positions) for one T."""
     x, y, positions = task.sample_synthetic(n_train + n_valid, seq_len, D, seed=seed + seq_len,
                                             directions=directions)
     train, valid = helpers.standardised_split(x, y, n_train)
@@ -166,12 +165,12 @@ def make_data(seq_len, D, n_train, n_valid, seed, directions=task.DEFAULT_DIRECT
 
 
 def build_model(run):
-    """The model of one run: h heads of the recipe's sizes."""
+    """The model of one run."""
     return MultiHeadModel(n_heads=run["h"], head_dim=run["head_dim"], width=run["width"])
 
 
 def train_one(run, build=build_model, keep_best=False):
-    """Train one (T, h, seed): a plain dict in and out, for a sweep's worker process.
+    """Train one (T, h, seed); plain dicts in and out, for the sweep's workers.
     keep_best: end on the best validation checkpoint (the studies' option)."""
     started = time.perf_counter()
     train, valid, _ = make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
@@ -194,7 +193,7 @@ def train_one(run, build=build_model, keep_best=False):
 
 # %%
 def sweep_runs(args):
-    """Every (T, h, seed) of the flags: the recipe with the flags' values."""
+    """The runs: RECIPE with the flags' values."""
     shared = dict(RECIPE, D=args.D, lr=args.lr, batch_size=args.batch_size, steps=args.steps,
                   n_train=args.n_train, n_valid=args.n_valid, data_seed=args.seed,
                   directions=task.DEFAULT_DIRECTIONS, device=args.device)
@@ -203,7 +202,7 @@ def sweep_runs(args):
 
 
 def sweep_cost(run):
-    """The sweep's scheduling guess: a run's seconds grow like T * steps."""
+    """Scheduling guess: a run's seconds grow like T * steps."""
     return run["T"] * run["steps"]
 
 
@@ -220,13 +219,13 @@ if __name__ == "__main__":
 
 # %%
 def drop_at_the_knee(nmse, D, statistic):
-    """{T: NMSE(h = D - 1) / NMSE(h = D)} of one statistic over seeds ("min" or "mean")."""
+    """{T: NMSE(h = D - 1) / NMSE(h = D)} of the statistic over seeds."""
     return {T: by_heads[str(D - 1)][statistic] / by_heads[str(D)][statistic]
             for T, by_heads in nmse.items()}
 
 
 def per_run_numbers(results):
-    """What the JSON keeps of every run besides its validation NMSE."""
+    """The JSON's per-run numbers besides validation NMSE."""
     return {"parameters": {str(r["h"]): r["parameters"] for r in results},
             "train_nmse": {f"T={r['T']} h={r['h']} seed={r['seed']}": r["train_nmse"]
                            for r in results}}
@@ -243,8 +242,7 @@ if __name__ == "__main__":
 
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-# Paper A's Table 2, rows h, columns T (N = 32, n = 8, D = 4): the MEAN validation NMSE over
-# seeds.
+# Paper A's Table 2 (N = 32, n = 8, D = 4), [h][T]: mean validation NMSE.
 PAPER_TABLE_2 = {
     1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
     2: {8: 7.31e-3, 16: 8.41e-3, 32: 9.42e-3, 64: 1.31e-2, 128: 1.47e-2},
@@ -253,13 +251,12 @@ PAPER_TABLE_2 = {
     5: {8: 3.35e-5, 16: 1.10e-5, 32: 4.91e-6, 64: 4.19e-6, 128: 3.99e-6},
 }
 def times(ratio):
-    """A ratio as the printouts write it: 0.38x, 2.8x, 13x."""
+    """A ratio as printed: 0.38x, 2.8x, 13x."""
     return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
 
 
 def plot_nmse(result, args, title=None, statistic="min"):
-    """Fig. 1a: one statistic over seeds ("min" or "mean") against h, a line per T; with the
-    mean, a dot per seed."""
+    """Fig. 1a: the statistic against h, a line per T (with "mean", a dot per seed)."""
     figure, axis = plt.subplots(figsize=(6, 4))
     axis.axvline(result["knee"]["h"], color="grey", ls=":", label="knee: h = D")
     lines = {f"T = {T}": by_heads for T, by_heads in result["nmse"].items()}

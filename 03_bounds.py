@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, float_list, int_list, positive_int
 
@@ -29,11 +29,11 @@ def config(argv=None):
                           full="beta up to 2000, 2000 sequences per T", refusals=refusals)
 
 
-MAX_CONSTRUCTION_T = 4096   # the longest sequence of the hand-built model
+MAX_CONSTRUCTION_T = 4096   # the longest T of the hand-built model
 
 
 def refusals(args):
-    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    """[(flag, accepted, why, smallest)] for runs that could not finish."""
     longest = max(args.construction_T)
     return [("--construction-T", longest <= MAX_CONSTRUCTION_T,
              f"at most {MAX_CONSTRUCTION_T}, got {longest}", None)]
@@ -62,13 +62,13 @@ if __name__ == "__main__":
 # Assumption 2), random position sets $S_i$ with $|S_i| = \lceil T/4 \rceil$, and $F_0 = $ sum.
 
 # %%
-CONSTRUCTION_D = 3    # part a's task: D retrieved values z_i, so h = D = 3 heads
-CONSTRUCTION_DIM = 2  # its token dimension d: x(t) in [0, 1]^2
-OUTSIDE_GATE = -2.0   # the position gate r_i(t) outside S_i (ours; the paper's -1 leaves a gap)
+CONSTRUCTION_D = 3    # part a's D, so h = D = 3 heads
+CONSTRUCTION_DIM = 2  # its d: x(t) in [0, 1]^2
+OUTSIDE_GATE = -2.0   # the gate r_i(t) outside S_i (ours; the paper's -1 leaves a gap)
 
 
 def construction_task(seq_len, D, dim, seed):
-    """Centres c_i, position sets S_i (|S_i| = ceil(T/4)) and the RetrievalTask of part a."""
+    """Centres c_i, position sets S_i and the RetrievalTask of part a."""
     generator = torch.Generator().manual_seed(seed)
     centres = torch.rand(D, dim, generator=generator)                       # c_i in [0,1]^d
     size = math.ceil(seq_len / 4)
@@ -95,7 +95,7 @@ def construction_task(seq_len, D, dim, seed):
 
 # %%
 def construction_layer(D):
-    """Lesson 02's AttentionLayer with the weights of the proof: h = D heads, n = 2, E = 2D."""
+    """Lesson 02's AttentionLayer with the proof's weights, and c_0."""
     width = 2 * D
     layer = model_file.AttentionLayer(width, n_heads=D, head_dim=2)
     cls = torch.zeros(width)
@@ -109,7 +109,7 @@ def construction_layer(D):
             layer.W_K[i, 0, 2 * i + 1] = 1.0                                # ... + r_i
             layer.W_V[i, 0, 2 * i] = 1.0                                    # copies Psi_i
             layer.W_V[i, 1, 2 * i + 1] = 1.0                                # copies r_i
-        layer.W_O.weight.copy_(torch.eye(width))                            # W_O = I
+        layer.W_O.weight.copy_(torch.eye(width))
     return layer, cls
 
 
@@ -118,8 +118,7 @@ def construction_layer(D):
 
 # %%
 def run_construction(x, centres, subsets, beta):
-    """Retrieved z_tilde [n, D] of the hand-built model for inputs x [n, T, d] (on the CPU:
-    a small exact construction, nothing to train)."""
+    """x [n, T, d] -> z_tilde [n, D] of the hand-built model (on the CPU: nothing trains)."""
     x = x.cpu()
     n, seq_len, dim = x.shape
     D = len(centres)
@@ -149,7 +148,7 @@ def run_construction(x, centres, subsets, beta):
 
 # %%
 def construction_bound(subset_size, seq_len, beta):
-    """(|S_i| - 1)/(e beta) + T e^{-beta}: the retrieval error bound of the proof."""
+    """The proof's bound on |z_tilde_i - min_{S_i} f_i|."""
     return (subset_size - 1) / (math.e * beta) + seq_len * math.exp(-beta)
 
 
@@ -158,8 +157,7 @@ def construction_bound(subset_size, seq_len, beta):
 
 # %%
 def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUCTION_DIM):
-    """Worst |z_tilde_i - min_{S_i} f_i| and |y_tilde - y| over n random sequences, and the
-    bound, per (T, beta)."""
+    """Per (T, beta): worst |z_tilde_i - z_i| and |y_tilde - y| over n sequences; the bound."""
     rows = []
     for seq_len in seq_lens:
         centres, subsets, retrieval = construction_task(seq_len, D, dim, seed)
@@ -179,12 +177,12 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 # worst error (solid) and bound (dashed) against $\beta$, a colour per $T$.
 
 # %%
-RATE_FROM_BETA = 10   # the rate in beta is fitted over beta >= 10 (the large end)
+RATE_FROM_BETA = 10   # fit the rate on the large-beta end
 
 
 def construction_rates(rows):
-    """{T: slope of log error against log beta over beta >= RATE_FROM_BETA}; errors that
-    underflow to 0 (T <= 4: |S_i| = 1) are left out, and so is a T left with under two betas."""
+    """{T: the rate over beta >= RATE_FROM_BETA}; skips errors that underflow to 0
+    (T <= 4: |S_i| = 1) and a T with under two betas."""
     rate = {}
     for seq_len in dict.fromkeys(row["T"] for row in rows):                # in the order of T
         points = [(row["beta"], row["max_error"]) for row in rows
@@ -221,12 +219,12 @@ def lower_bound_exponent(seq_len, s, D, n):
 
 
 def first_nonvacuous_length(s, D, n):
-    """Smallest T with k > 0, i.e. T > 4((n + 2)s + D)."""
+    """Smallest T with k > 0."""
     return 4 * ((n + 2) * s + D) + 1
 
 
 def case_name(s, D, n):
-    """The JSON key of one (s, D, n) case: "s=3 D=4 n=8"."""
+    """The JSON key of a case, e.g. "s=3 D=4 n=8"."""
     return f"s={s} D={D} n={n}"
 
 
@@ -235,8 +233,8 @@ def case_name(s, D, n):
 # shades the vacuous region $k \le 0$ and dashes the upper bound's $\gamma$.
 
 # %%
-LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # the lengths where k is tabulated
-# (s heads, D, head dim n): the paper's D = 4, n = 8 with s = 3, 2, 1, and two small cases
+LOWER_BOUND_T = [16, 32, 64, 128, 256, 512, 1024, 4096]  # the T where k is tabulated
+# (s heads, D, head dim n): the paper's D = 4, n = 8 with s = 3, 2, 1; two small cases
 LOWER_BOUND_CASES = [(3, 4, 8), (2, 4, 8), (1, 4, 8), (1, 2, 2), (3, 4, 2)]
 
 if __name__ == "__main__":
@@ -246,12 +244,12 @@ if __name__ == "__main__":
 
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-PRINTED_BETAS = (10, 100, 1000)  # a: the printout's columns (those among --betas)
-BARRON_GAMMA = 2                 # b: the upper bound's gamma for a finite Barron norm
+PRINTED_BETAS = (10, 100, 1000)  # a: the printout's columns (if in --betas)
+BARRON_GAMMA = 2                 # b: gamma for a finite Barron norm
 
 
 def plot_upper_bound(upper):
-    """Worst retrieval error against beta, one colour per T, its bound dashed."""
+    """Part a's figure: worst error and its bound against beta."""
     figure, axis = plt.subplots(figsize=(6.5, 4.2))
 
     def by_length(key):
@@ -270,7 +268,7 @@ def plot_upper_bound(upper):
 
 
 def plot_lower_bound(lower):
-    """k(T) for each (s, D, n), the vacuous k <= 0 shaded, the upper bound's gamma dashed."""
+    """Part b's figure: k against T, a line per (s, D, n)."""
     figure, axis = plt.subplots(figsize=(6.5, 4.2))
     axis.axhspan(-1.5, 0, color="red", alpha=0.1, label="k <= 0: vacuous")
     axis.axhline(BARRON_GAMMA, color="k", ls="--", label="h = D: gamma = 2 (Barron)")

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, int_list, positive_int
 
@@ -30,12 +30,12 @@ def config(argv=None):
                           refusals=refusals)
 
 
-MAX_CONSTRUCTION_T = 512    # the memorising embedding is T d wide and its attention (T d)^2
-MAX_T = 256                 # the longest sequence of part b
+MAX_CONSTRUCTION_T = 512    # part a's longest T
+MAX_T = 256                 # part b's longest T
 
 
 def refusals(args):
-    """Runs that could not finish, refused before any work: (flag, accepted, why, smallest)."""
+    """[(flag, accepted, why, smallest)] for runs that could not finish."""
     return [("--D", args.D <= 4, f"must be between 1 and d = 4, got {args.D}", None),
             ("--construction-T", max(args.construction_T) <= MAX_CONSTRUCTION_T,
              f"at most {MAX_CONSTRUCTION_T} (the embedding is T*d wide and the attention "
@@ -79,17 +79,14 @@ if __name__ == "__main__":
 
 # %%
 def memorising_embedding(x):
-    """e_t (x) x(t): x [B, T, d] -> tokens [B, T, T*d], token t in block t."""
+    """e_t (x) x(t): x [B, T, d] -> tokens [B, T, T*d]."""
     batch, seq_len, dim = x.shape
     blocks = torch.eye(seq_len, dtype=x.dtype, device=x.device)             # e_t, [T, T]
     return (blocks[None, :, :, None] * x[:, None, :, :]).reshape(batch, seq_len, seq_len * dim)
 
 
 def memorising_attention(seq_len, dim):
-    """Lesson 02's AttentionLayer with one head of dimension n = T d: W_V = W_O = I, frozen.
-
-    W_Q and W_K keep their random values: with c_0 = 0 they cannot matter.
-    """
+    """Lesson 02's AttentionLayer, one frozen head with n = T d and W_V = W_O = I."""
     width = seq_len * dim
     layer = model_file.AttentionLayer(width, n_heads=1, head_dim=width)
     with torch.no_grad():
@@ -100,7 +97,7 @@ def memorising_attention(seq_len, dim):
 
 
 def memorise(x):
-    """The CLS output of part a for x [B, T, d]: (1/T)(x(1), ..., x(T)), [B, T d]."""
+    """x [B, T, d] -> CLS output (1/T)(x(1), ..., x(T)) [B, T d], attention [B, T]."""
     layer, cls = memorising_attention(x.shape[1], x.shape[2])
     layer, cls = layer.to(x.device), cls.to(x.device)
     update, weights = layer(cls.expand(x.shape[0], 1, -1), memorising_embedding(x))
@@ -112,12 +109,11 @@ def memorise(x):
 # the attention against uniform.
 
 # %%
-EXACTNESS_DIM = 4  # token dimension d of the check (as in lesson 01's synthetic task)
+EXACTNESS_DIM = 4  # token dimension d of the check (lesson 01's)
 
 
 def memorisation_errors(seq_lens, n, seed):
-    """{T: the largest |T * (CLS output) - (x(1), ..., x(T))| and the attention's spread, max -
-    min} over n random sequences at each T."""
+    """{T: max |T * (CLS output) - (x(1), ..., x(T))|, attention max - min} over n sequences."""
     exactness = {}
     for seq_len in seq_lens:
         x = task.sample_inputs(n, seq_len, EXACTNESS_DIM, seed)
@@ -155,18 +151,18 @@ if __name__ == "__main__":
 # for the same h = D model ($E = 32$).
 
 # %%
-MEMORISE_DEPTH = 3   # hidden ReLU layers of the memorising read-out (ours; the theorem's is deep)
+MEMORISE_DEPTH = 3   # hidden ReLU layers of the read-out (ours; the theorem's is deep)
 MEMORISE_WIDTH = 64  # their width (ours)
-MEMORISE_LR = 3e-3   # its peak learning rate (ours); the other two routes take lesson 02's RECIPE
+MEMORISE_LR = 3e-3   # its peak learning rate (ours)
 
 
 def route_heads(D):
-    """The three routes of part b and their head counts h."""
+    """{route: h} of part b."""
     return {"memorise": 1, "1 head": 1, "h = D": D}
 
 
 class MemorisingModel(nn.Module):
-    """Memorising embedding -> one uniform head (n = T d, frozen) -> trainable deep read-out."""
+    """The memorise route: fixed embedding, frozen uniform head, trainable read-out."""
 
     def __init__(self, seq_len, dim=4, width=MEMORISE_WIDTH, depth=MEMORISE_DEPTH):
         super().__init__()
@@ -185,7 +181,7 @@ class MemorisingModel(nn.Module):
 
 
 def train_route(run):
-    """Train one (route, T, seed); the 'memorise' route here, the others with lesson 02's code."""
+    """Train one (route, T, seed); routes other than 'memorise' by lesson 02."""
     if run["route"] != "memorise":
         return {**model_file.train_one(run), "state": None}
     train, valid, _ = model_file.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
@@ -204,7 +200,7 @@ def train_route(run):
 
 # %%
 def route_runs(args, routes):
-    """Every (route, T, seed) with lesson 02's recipe and data; routes {route: h}."""
+    """Every (route, T, seed) run; routes {route: h}."""
     return [dict(model_file.RECIPE, route=route, T=T, h=h, seed=args.seed + s, D=args.D,
                  directions=task.DEFAULT_DIRECTIONS, total_width=None, layers=1,
                  steps=args.steps, n_train=args.n_train, n_valid=args.n_valid,
@@ -223,8 +219,7 @@ if __name__ == "__main__":
 
 # %%
 def best_seed(results, **match):
-    """The runs of one (route, T): the numbers of the seed with the lowest validation NMSE (the
-    paper's min over seeds), and every seed's validation and training NMSE, in seed order."""
+    """One (route, T): the best seed's numbers (least validation NMSE), each seed's NMSEs."""
     seeds = {key: helpers.by_seed(results, key, **match)
              for key in ("valid_nmse", "train_nmse", "parameters")}
     best = seeds["valid_nmse"].index(helpers.seed_stats(seeds["valid_nmse"])["min"])
@@ -241,7 +236,7 @@ if __name__ == "__main__":
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 def plot_routes(routes):
-    """Validation (solid) and training (dashed) NMSE of each route against T; its FFN's size."""
+    """Each route's NMSEs and FFN size against T."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     for route, by_length in routes["trained"].items():
         lengths = [int(T) for T in by_length]
@@ -256,8 +251,7 @@ def plot_routes(routes):
     return figure
 
 
-# Paper A, Table 3's h = 4 row, by T: the minimum validation NMSE over seeds of lesson 02's
-# model at h = D = 4 (its E = 32 is our n h there).
+# Paper A, Table 3's h = 4 row (its E = 32 is our n h): min validation NMSE over seeds, by T.
 PAPER_TABLE_3_H4 = {8: 1.32e-6, 16: 5.59e-7, 32: 3.40e-7, 64: 3.46e-7, 128: 5.70e-7}
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, float_list, int_list, positive_int
 
@@ -28,11 +28,11 @@ def config(argv=None):
                           full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
 
 
-MAX_L = 4096        # the longest trained sequence
+MAX_L = 4096
 
 
 def refusals(args):
-    """[(flag, accepted, why not, smallest accepted)]: runs that could not finish."""
+    """[(flag, accepted, why not, smallest)]: runs that could not finish."""
     r, dims = args.match_rank, args.head_dims
     return [
         ("--match-rank", r < DIM, f"below the token dimension {DIM}, got {r}", None),
@@ -59,8 +59,8 @@ SETTINGS = {
     "n_train": Setting(4000, 1000, 8000, positive_int, "training sequences per L"),
     "n_valid": Setting(1000, 300, 2000, positive_int, "validation sequences per L"),
 }
-DIM = 16            # token dimension p, r key coordinates and p - r value coordinates
-N_MATCH = 2         # tokens per sequence that carry the query's key
+DIM = 16            # token dimension p
+N_MATCH = 2         # tokens that carry the query's key
 if __name__ == "__main__":
     args = config()
     run = helpers.Run("05_saturation", args)
@@ -99,18 +99,17 @@ if __name__ == "__main__":
 # tokens once $L \ge 2 + 2e^{2B}$ (study 05c).
 
 # %%
-SHARPNESS = 3.0     # the target's logit scale is SHARPNESS * log L
+SHARPNESS = 3.0     # beta_L = SHARPNESS * log L
 
 
 def target_weights(x, coupling, cap=None):
-    """softmax_s(x_q^T M x_s) [n, L] for x [n, L, p], x_q = x_L; logits capped to [-B, B]
-    when cap is set."""
+    """x [n, L, p] -> softmax_s(x_q^T M x_s) [n, L]; logits capped at cap if set."""
     scores = torch.einsum("np,pq,nsq->ns", x[:, -1], coupling, x)           # x_q^T M x_s
     return helpers.attention_weights(scores, 1.0, cap)
 
 
 def softmax_target(x, coupling, value, cap=None):
-    """y [n] = sum_s softmax_s(x_q^T M x_s) w^T x_s (see target_weights)."""
+    """y [n] = sum_s softmax_s(x_q^T M x_s) w^T x_s."""
     return (target_weights(x, coupling, cap) * (x @ value)).sum(dim=1)
 
 
@@ -118,7 +117,7 @@ def match_task(n, seq_len, dim, rank, n_match, sharpness, seed):
     """x [n, L, p], coupling M [p, p] and value w [p] of the target."""
     generator = torch.Generator().manual_seed(seed)
     keys = torch.randn(n, seq_len, rank, generator=generator)
-    keys = keys / keys.norm(dim=-1, keepdim=True)                           # on the unit sphere
+    keys = keys / keys.norm(dim=-1, keepdim=True)
     values = torch.randn(n, seq_len, dim - rank, generator=generator)
     values[:, -1] = 0                                                       # the query's value
     matched = torch.rand(n, seq_len - 1, generator=generator).argsort(dim=1)[:, :n_match]
@@ -140,7 +139,7 @@ def match_task(n, seq_len, dim, rank, n_match, sharpness, seed):
 
 # %%
 class SingleHead(nn.Module):
-    """One attention head of dimension d read at the last token; optional logit cap B."""
+    """One head of dimension d, read at the last token."""
 
     def __init__(self, dim, head_dim, cap=None):
         super().__init__()
@@ -150,7 +149,7 @@ class SingleHead(nn.Module):
         self.cap = cap
 
     def logits(self, x):
-        """s_s = (W_Q x_q)^T W_K x_s / sqrt(d) for every s, capped when cap is set: [n, L]."""
+        """s_s = (W_Q x_q)^T W_K x_s / sqrt(d), capped if cap is set: [n, L]."""
         scores = torch.einsum("dp,np,dq,nsq->ns", self.W_Q, x[:, -1], self.W_K, x)
         return helpers.attention_logits(scores, 1 / math.sqrt(self.W_Q.shape[0]), self.cap)
 
@@ -163,12 +162,12 @@ class SingleHead(nn.Module):
 # logits. One seed's runs share their data and batch order, so they pair across $d$.
 
 # %%
-BATCH_SIZE = 128    # sequences per training step
+BATCH_SIZE = 128
 LR = 1e-2           # AdamW's peak learning rate
 
 
 def train_head(run, x, y):
-    """One head trained on the first n_train of (x, y): (model, the rest, {**run, NMSEs})."""
+    """Train on the first n_train of (x, y): (model, the rest, {**run, NMSEs})."""
     train, valid = helpers.standardised_split(x, y, run["n_train"])
     model, valid, fit = helpers.train_seeded(
         run, lambda: SingleHead(run["dim"], run["head_dim"], run["cap"]), train, valid,
@@ -178,14 +177,14 @@ def train_head(run, x, y):
 
 
 def train_match_head(run):
-    """One run on the match target: train_head's model, validation data and numbers."""
+    """train_head on the match target."""
     x, M, value = match_task(run["n_train"] + run["n_valid"], run["L"], run["dim"],
                              run["match_rank"], run["n_match"], run["sharpness"], run["data_seed"])
     return train_head(run, x, softmax_target(x, M, value))
 
 
 def match_numbers(run):
-    """The sweep's unit: one run's numbers (its trained head stays in its process)."""
+    """One run's numbers (its trained head stays in its process)."""
     return train_match_head(run)[2]
 
 
@@ -203,7 +202,7 @@ def model_side_runs(args):
 
 
 def sweep_cost(run):
-    """The sweep's scheduling guess: a run's seconds grow like L * steps."""
+    """Scheduling guess: a run's seconds grow like L * steps."""
     return run["L"] * run["steps"]
 
 
@@ -220,7 +219,7 @@ if __name__ == "__main__":
 
 # %%
 def error_tables(results, args):
-    """Per kind (free, each cap B) {L: {d: seed_stats}}, and the mean gain per L: the figure's."""
+    """Per kind {L: {d: seed_stats}} and the mean gain per L, for the figure."""
     small, rank = args.head_dims[0], args.match_rank
 
     def errors(cap):
@@ -240,14 +239,14 @@ def error_tables(results, args):
 
 
 def gains(results, cap, L, small, large):
-    """Per seed, E(small) - E(large) at length L for heads of that cap (paired by seed)."""
+    """Per seed, E(small) - E(large) at length L and that cap."""
     errors = (helpers.by_seed(results, "valid_nmse", cap=cap, L=L, head_dim=d)
               for d in (small, large))
     return [a - b for a, b in zip(*errors)]
 
 
 def gain_change(results, cap, lengths, small, large):
-    """Per seed, gain(L_max) - gain(L_min), with its interval and verdict."""
+    """gain(L_max) - gain(L_min) per seed, its interval and verdict."""
     first, last = (gains(results, cap, L, small, large) for L in (lengths[0], lengths[-1]))
     return helpers.paired_difference([b - a for a, b in zip(first, last)],
                                      below="shrinks", above="grows")
@@ -278,7 +277,7 @@ def by_kind(entry, free="free logits", capped="capped, B = {}"):
 
 
 def plot_saturation(result):
-    """Mean E(d) against d, a line per L, for each kind of head; the mean gain against L."""
+    """Per kind, mean E(d) against d by L; the mean gain against L."""
     side = result["model_side"]
     figure, axes = plt.subplots(1, len(side["capped"]) + 2, figsize=(14, 3.8))
     for axis, (name, table) in zip(axes, by_kind(side).items()):

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, positive_int
 
@@ -28,22 +28,22 @@ def config(argv=None):
 
 
 def refusals(args):
-    """[(flag, accepted, why not, the smallest value accepted)]: runs that cannot finish."""
+    """[(flag, accepted, why not, smallest accepted)]: runs that cannot finish."""
     return [key_dim_refusal(args),
             ("--T", args.T >= 3, "the tasks need three tokens or more", 3),
             ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
 
 
 def key_dim_refusal(args):
-    """--key-dim p, the rich head dimension (06a's too): above the poor 2, and even, as 06a's
-    uniform allocation uses (p + 2) / 2 (and study 06g's budget M p then splits three ways)."""
+    """--key-dim p: above the poor 2, and even, as 06a's uniform allocation uses (p + 2) / 2
+    (and study 06g's budget M p splits three ways)."""
     return ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0,
             f"an even number of at least 4, got {args.key_dim}", 4)
 
 
 # %%
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, "part: what it sets")
+    # name: Setting(default, --quick, --full, type, what it sets)
     "key_dim": Setting(8, 4, 8, positive_int, "key dimension p, the rich head dimension"),
     "seeds": Setting(5, 2, 5, positive_int, "paired seeds"),
     "steps": Setting(800, 100, 2000, positive_int, "training steps per run"),
@@ -72,8 +72,7 @@ def attention_budget(layers):
 
 
 class AllocatedTransformer(nn.Module):
-    """One Block per (heads, head_dim) of `layers`: x [B, T, token_dim] -> y [B], read at the
-    last position."""
+    """One Block per (heads, head_dim) of `layers`: x [B, T, token_dim] -> y [B]."""
 
     def __init__(self, layers, width, seq_len, token_dim, out_dim=1):
         super().__init__()
@@ -99,12 +98,12 @@ class AllocatedTransformer(nn.Module):
 # Training: `helpers.train_regression` (AdamW, warm-up, cosine), scored by validation NMSE.
 
 # %%
-LR = 3e-3          # AdamW's peak learning rate
+LR = 3e-3          # peak learning rate
 BATCH_SIZE = 64    # sequences per step
 
 
 def train_one(run):
-    """One model of `run` on its task (TASKS, below)."""
+    """One model of `run` on its task."""
     x, y = TASKS[run["task"]](run["n_train"] + run["n_valid"], run["T"], run["dim"],
                               run["data_seed"])
     return train_on(run, x, y)
@@ -135,7 +134,7 @@ def train_on(run, x, y):
 
 # %%
 def unit_keys(n, seq_len, dim, generator):
-    """[n, T, p], uniform on the unit sphere"""
+    """[n, T, p], uniform on the sphere"""
     keys = torch.randn(n, seq_len, dim, generator=generator)
     return keys / keys.norm(dim=-1, keepdim=True)
 
@@ -162,8 +161,8 @@ def prefix_match_task(n, seq_len, dim, seed):
     rows = torch.arange(n)
     x = torch.cat([keys, values[..., None]], dim=-1)
     x[:, -1] = 0
-    x[:, -1, :dim] = keys[rows, target]                                     # the query
-    running = values.cumsum(dim=1)[rows, target] / (target + 1.0).sqrt()   # sum_{t<=s} v_t
+    x[:, -1, :dim] = keys[rows, target]
+    running = values.cumsum(dim=1)[rows, target] / (target + 1.0).sqrt()
     return x, running
 
 
@@ -175,11 +174,11 @@ TASKS = {"match-aggregate": match_aggregate_task, "prefix-match": prefix_match_t
 # front-reduced $[(2, p), (1, 2)]$. A seed's runs share data and batch order, so they pair.
 
 # %%
-POOR_HEAD_DIM = 2  # the small head dimension of every allocation (the rich one is p)
+POOR_HEAD_DIM = 2
 
 
 def allocations(rich, poor):
-    """The compared two-layer allocations; front- and back-loaded have equal budgets."""
+    """The compared allocations, by name."""
     compared = {"front-loaded": [(2, rich), (2, poor)], "back-loaded": [(2, poor), (2, rich)],
                 "front-reduced": [(2, rich), (1, poor)]}
     equal = {attention_budget(compared[n]) for n in ("front-loaded", "back-loaded")}
@@ -188,7 +187,7 @@ def allocations(rich, poor):
 
 
 def allocation_runs(args, compared):
-    """Every allocation on every task, --seeds paired seeds each."""
+    """A run per task, allocation and seed."""
     return [dict(task=task, T=args.T, dim=args.key_dim, layers=layers, allocation=name,
                  width=args.compare_width, steps=args.steps, n_train=args.n_train,
                  n_valid=args.n_valid, device=args.device, seed=args.seed + s,
@@ -197,7 +196,7 @@ def allocation_runs(args, compared):
 
 
 def sweep_cost(run):
-    """The sweep's scheduling guess (06's runs, 06a's and 06c's models): tokens x steps."""
+    """The sweep's scheduling guess (06's runs, 06a's and 06c's models)."""
     return run["T"] * run["steps"]
 
 
@@ -216,7 +215,7 @@ PAIRS = [("front-loaded", "back-loaded"), ("front-reduced", "front-loaded")]
 
 
 def compare_allocations(results, compared, task):
-    """One task's allocations (layers, budget, seed_stats) and the PAIRS' paired differences."""
+    """One task's allocations and the PAIRS' paired differences."""
     seeds = {name: helpers.by_seed(results, "valid_nmse", task=task, allocation=name)
              for name in compared}
     return {"allocations": {name: {"layers": [list(layer) for layer in layers],
@@ -236,7 +235,7 @@ if __name__ == "__main__":
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 def plot_allocations(result):
-    """Each allocation's mean NMSE (a bar) and every seed (a dot), one panel per task."""
+    """Mean NMSE (a bar) and seeds (dots) per allocation, a panel per task."""
     figure, axes = plt.subplots(1, len(result["comparison"]), figsize=(10, 3.8), squeeze=False)
     for axis, (task, entry) in zip(axes[0], result["comparison"].items()):
         for i, (name, allocated) in enumerate(entry["allocations"].items()):
@@ -248,7 +247,7 @@ def plot_allocations(result):
 
 
 def report_allocations(result):
-    """Per task the allocations' mean NMSE, and the paired differences."""
+    """Prints each task's mean NMSEs and paired differences."""
     for task, entry in result["comparison"].items():
         print(f"{task}: " + "  ".join(f"{name} {allocated['mean']:.3f}"
                                       for name, allocated in entry["allocations"].items()))

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets the notebook in notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
 import helpers
 from helpers import Setting, int_list, positive_int
 
@@ -28,7 +28,7 @@ def config(argv=None):
 
 
 def refusals(args):
-    """Frames that hold a digit in whole patches, and not too many; two seeds or more."""
+    """Frames that hold a digit in whole patches, not too many; two seeds or more."""
     bad = [side for side in args.sides if side < DIGITS_SIDE or side % PATCH or side > MAX_SIDE]
     return [("--sides", not bad, f"{bad}: each side must be a multiple of {PATCH} from "
              f"{DIGITS_SIDE} to {MAX_SIDE}", DIGITS_SIDE),
@@ -46,9 +46,9 @@ SETTINGS = {
     "seeds": Setting(2, ..., 5, positive_int, "seeds, paired across h"),
     "steps": Setting(400, 30, 1500, positive_int, "training steps per run"),
 }
-DIGITS_SIDE = 8           # s0, a digit's side in pixels
+DIGITS_SIDE = 8           # s0, in pixels
 PATCH = 2                 # patch side P in pixels
-MAX_SIDE = 128            # frames of at most 64 x 64 patches (T = 4096)
+MAX_SIDE = 128            # at most 64 x 64 patches (T = 4096)
 if __name__ == "__main__":
     args = config()
     run = helpers.Run("07_real_data", args)
@@ -71,8 +71,7 @@ if __name__ == "__main__":
 
 # %%
 def place(images, side, offsets):
-    """images [n, C, s0, s0], offsets [n, 2] -> frames [n, C, side, side] (border colour), on
-    the CPU."""
+    """images [n, C, s0, s0], offsets [n, 2] -> frames [n, C, side, side], on the CPU."""
     size = images.shape[-1]
     grid = torch.arange(side)
     rows = (grid[None] - offsets[:, :1]).clamp(0, size - 1)                 # [n, side]
@@ -83,23 +82,23 @@ def place(images, side, offsets):
 
 
 def random_offsets(n, side, size, generator):
-    """[n, 2] offsets, uniform over every place the image fits."""
+    """[n, 2], uniform over every place the image fits."""
     return torch.randint(side - size + 1, (n, 2), generator=generator)
 
 
 def patches(frames, patch):
-    """frames [n, C, side, side] -> [n, (side / P)^2, C P P] non-overlapping patches."""
+    """frames [n, C, side, side] -> [n, (side / P)^2, C P P]."""
     n, channels, side, _ = frames.shape
     cut = frames.unfold(2, patch, patch).unfold(3, patch, patch)            # [n, C, s/P, s/P, P, P]
     return cut.permute(0, 2, 3, 1, 4, 5).reshape(n, (side // patch) ** 2, channels * patch ** 2)
 
 
 N_TRAIN, N_VALID = 1500, 297  # all 1,797 digits bundled with scikit-learn
-DIGITS_SPLIT_SEED = 0     # the one shuffle that splits them
+DIGITS_SPLIT_SEED = 0
 
 
 def load_digits():
-    """The 8x8 digits in [0, 1]: {"name", "train": (images [n, 1, 8, 8], labels), "valid"}."""
+    """Digits in [0, 1]: {"name", "train": (images [n, 1, 8, 8], labels), "valid"}."""
     from sklearn.datasets import load_digits as bundled
     data = bundled()
     images = torch.tensor(data.images, dtype=torch.float32)[:, None] / 16  # [1797, 1, 8, 8]
@@ -119,7 +118,7 @@ def load_digits():
 
 # %%
 class VisionTransformer(nn.Module):
-    """Patches [B, T, C P P] -> class logits [B, classes], read at the CLS token."""
+    """Patches [B, T, C P P] -> class logits [B, classes]."""
 
     def __init__(self, patch_dim, n_patches, width, n_heads, head_dim, n_layers, n_classes=10):
         super().__init__()
@@ -145,15 +144,15 @@ class VisionTransformer(nn.Module):
 # and placements across $h$, so they pair.
 
 # %%
-TRAIN_PLACEMENT_SEED, VALID_PLACEMENT_SEED = 1, 2  # the new placements images are scored at
-EVALUATION_CHUNK = 512    # images per forward pass when scoring
-LR = 3e-3                 # AdamW's peak learning rate
-WEIGHT_DECAY = 0.05       # AdamW's (ours; the paper gives none)
+TRAIN_PLACEMENT_SEED, VALID_PLACEMENT_SEED = 1, 2  # placements for scoring
+EVALUATION_CHUNK = 512    # images per forward pass
+LR = 3e-3                 # peak learning rate
+WEIGHT_DECAY = 0.05       # (ours; the paper gives none)
 
 
 @torch.no_grad()
 def accuracy(model, data, run, seed):
-    """Share of images classified correctly, each at a fresh placement (seeded)."""
+    """Share of images classified correctly, each at a fresh placement."""
     images, labels = data
     offsets = random_offsets(len(images), run["side"], images.shape[-1],
                              torch.Generator().manual_seed(seed))
@@ -168,8 +167,7 @@ def accuracy(model, data, run, seed):
 
 
 def train_vit(run):
-    """Train one (side, h, width, seed) ViT: the run's keys (its data dropped), its accuracies,
-    parameter count and seconds."""
+    """Train one (side, h, width, seed) ViT: the run, data dropped, with its results."""
     started, data, device = time.perf_counter(), run["data"], run["device"]
     images, labels = data["train"]
     size, channels = images.shape[-1], images.shape[1]
@@ -180,7 +178,7 @@ def train_vit(run):
                               *shape).to(device)
     picks = torch.randint(len(labels), (run["steps"], run["batch_size"]), generator=generator)
 
-    def loss_at(step):                      # the batch's images, each at a fresh placement
+    def loss_at(step):
         offsets = random_offsets(run["batch_size"], run["side"], size, generator)
         x = patches(place(images[picks[step]], run["side"], offsets), run["patch"]).to(device)
         return nn.functional.cross_entropy(model(x), labels[picks[step]].to(device))
@@ -199,8 +197,8 @@ def train_vit(run):
 
 # %%
 def train_protocol(args, data):
-    """Every (side, h) at E = h d for every seed: ({(T, h): {"train": [per seed], "valid":
-    [per seed], "parameters": n}}, the seconds trained)."""
+    """Every (side, h, seed): ({(T, h): {"train": [per seed], "valid": [per seed],
+    "parameters": n}}, seconds)."""
     runs = [dict(side=side, heads=h, width=h * args.head_dim, head_dim=args.head_dim,
                  layers=args.layers, steps=args.steps, batch_size=args.batch_size, patch=PATCH,
                  lr=LR, device=args.device, data=data, seed=args.seed + s)
@@ -229,7 +227,7 @@ if __name__ == "__main__":
 
 # %%
 def gains_with_heads(rows, few, many):
-    """Per T, training accuracy at h = many minus at h = few, seed by seed (paired)."""
+    """Per T, training accuracy at h = many minus at h = few, paired by seed."""
     return {str(T): {"from": few, "to": many, **helpers.paired_difference(
                 [b - a for a, b in zip(rows[(T, few)]["train"], rows[(T, many)]["train"])],
                 below=f"h={few} fits better", above=f"h={many} fits better")}
@@ -237,8 +235,7 @@ def gains_with_heads(rows, few, many):
 
 
 def tabulate(rows, head_dim):
-    """{(T, h): per seed} -> {T: {h: {"train": seed_stats, "valid": seed_stats, "parameters",
-    "width", "head_dim"}}}."""
+    """{(T, h): per seed} -> {T: {h: seed_stats and the model's size}}."""
     table = {}
     for (T, h), row in rows.items():
         table.setdefault(str(T), {})[str(h)] = {
@@ -257,13 +254,13 @@ if __name__ == "__main__":
 
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-# Paper A, Table 8: CIFAR-10 training accuracy (%), mean over seeds, d = 16, at T = 65 (its
-# shortest sequence, ours), at our head counts; study 07b holds the whole table.
+# Paper A, Table 8: CIFAR-10 training accuracy (%), mean over seeds, d = 16, at T = 65 and our
+# head counts; study 07b holds the whole table.
 PAPER_TABLE_8_T65 = {1: 47.8, 2: 59.7, 4: 75.5, 8: 95.1}
 
 
 def plot_fixed_head_dim(result):
-    """Training and held-out accuracy against h, a line per T, a dot per seed; Table 8's."""
+    """Training and held-out accuracy against h, a line per T."""
     figure, axes = plt.subplots(2, 1, figsize=(5.5, 7))
     by_length = result["accuracy"]["fixed-head-dim"]
     ours = [int(h) for h in next(iter(by_length.values()))]
