@@ -1,29 +1,28 @@
 """The course's one shared module: what the lessons use, one convention each.
 
-Each lesson's own code (its task, model, construction, figure and printout) stays in its
-numbered file; a lesson imports from the repository only this file (and earlier lessons through
-load_concept), so it runs when copied out with it.
+A lesson's own task, model, figure and printout stay in its numbered file, which imports from
+the repository only this file (and earlier lessons through load_concept), so it runs when
+copied out with it.
 
-Its first part, up to the command line, is what the lessons' ideas use, in order of use:
+First, what the lessons' ideas use, in order of use:
 
     load_concept("01_retrieval_task")   import a numbered file (its name starts with a digit)
     seed_everything                     the one seeding helper
     nmse, count_parameters              paper A's metric; parameter counting
     attention_logits, attention_weights the one attention-scale convention: where beta and B live
     Block, causal_mask                  a pre-LN block of H heads of dimension d (lessons 06-07)
-    standardised_split                  (train, valid) with y standardised on the training part
+    standardised_split                  (train, valid), y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
     fit                                 THE training loop: AdamW, warm-up/cosine, a loss check
     train_regression, train_seeded      fit() on MSE mini-batches, held-out NMSE; one seeded run
     label_log_axis, plot_lines          plain log-axis ticks; a line per label, a dot per seed
 
-The rest is the apparatus of a run, which no idea of the course depends on:
+Then the apparatus of a run, which no idea of the course depends on:
 
     Setting, config                     a lesson's settings table and its command line
     Run                                 its numbers, figures and results file (with provenance)
-    run_sweep                           many training runs in joblib's processes (or on a Dask
-                                        cluster with --scheduler: cluster.py)
+    run_sweep                           training runs in joblib's processes, or on Dask (cluster.py)
 """
 
 import argparse
@@ -54,8 +53,7 @@ ROOT = Path(__file__).resolve().parent
 
 # ==== Importing an earlier concept ============================================================
 def load_concept(name):
-    """Import a numbered file such as "01_retrieval_task" (a name Python's `import` refuses):
-    a lesson at the top of the repository, or a study in further/."""
+    """Import a numbered file such as "01_retrieval_task", a name Python's `import` refuses."""
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, script_path(name))
@@ -64,20 +62,20 @@ def load_concept(name):
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        del sys.modules[name]   # a failed import leaves no half-made module behind
+        del sys.modules[name]   # no half-made module left behind
         raise
     return module
 
 
 def script_path(name):
-    """The file of a lesson ("02_multihead_model") or of a going-further study ("02c_seed_count")."""
+    """A lesson's file, or else a going-further study's in further/ ("02c_seed_count")."""
     lesson = ROOT / f"{name}.py"
     return lesson if lesson.exists() else ROOT / "further" / f"{name}.py"
 
 
 # ==== Seeds ===================================================================================
 def seed_everything(seed):
-    """Seed Python, NumPy and torch (CPU and CUDA); the same seed gives the same numbers on CPU."""
+    """Seed Python, NumPy and torch; the same seed gives the same numbers on CPU."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
@@ -85,31 +83,28 @@ def seed_everything(seed):
 
 # ==== Metric and parameter counting ===========================================================
 def nmse(prediction, target):
-    """Normalised MSE = MSE / Var(target) = 1 - R^2 (paper A, Appendix B.1).
-
-    Raw MSE is not comparable across sequence lengths: Var(y) shrinks as T grows (see 01).
-    """
+    """Normalised MSE = MSE / Var(target) = 1 - R^2 (paper A, Appendix B.1); raw MSE is not
+    comparable across sequence lengths, as Var(y) shrinks as T grows (see 01)."""
     prediction, target = torch.as_tensor(prediction), torch.as_tensor(target)
     mse = torch.mean((prediction - target) ** 2)
     return float(mse / torch.var(target, unbiased=False))
 
 
 def count_parameters(module):
-    """Number of trainable scalars in a torch module."""
+    """Number of trainable scalars."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
 # ==== Attention logits: one convention for every file =========================================
 def attention_logits(scores, scale, cap=None):
-    """The logits that enter the softmax, from raw scores (W_Q x)^T (W_K y).
+    """The logits s = scale * score that enter the softmax, from raw scores (W_Q x)^T (W_K y).
 
-    The one attention-scale convention of this repository: s = scale * score, where lessons
-    05-07 use scale = 1/sqrt(head_dim) (the usual transformer scale) and lessons 02-04 use paper
-    A's beta of eq. 5 (1 by default). "Bounded logits" (paper B, Theorem 5.1; lesson 05) always
-    means |s| <= B for these scaled logits; with cap = B they are squeezed to B tanh(s / B).
-    """
+    The one attention-scale convention: lessons 05-07 use the usual transformer scale
+    1/sqrt(head_dim), lessons 02-04 paper A's beta of eq. 5 (1 by default). "Bounded logits"
+    (paper B, Theorem 5.1; lesson 05) always means |s| <= B for these scaled logits; cap = B
+    squeezes them to B tanh(s / B)."""
     logits = scale * scores
-    return logits if cap is None else cap * torch.tanh(logits / cap)       # |s| <= B
+    return logits if cap is None else cap * torch.tanh(logits / cap)
 
 
 def attention_weights(scores, scale, cap=None, mask=None):
@@ -122,7 +117,7 @@ def attention_weights(scores, scale, cap=None, mask=None):
 
 # ==== The transformer block that lessons 06-07 and their studies stack ========================
 class Block(nn.Module):
-    """Pre-LN block: n_heads heads of dimension head_dim, logits scaled by 1/sqrt(head_dim)."""
+    """Pre-LN block: n_heads attention heads of dimension head_dim, then an MLP."""
 
     def __init__(self, width, n_heads, head_dim):
         super().__init__()
@@ -143,7 +138,7 @@ class Block(nn.Module):
         return q, k
 
     def attention(self, u, mask, last_only=False):
-        """u [B, T, E], mask [T, T] (True: not allowed) or None -> [B, T' = T or 1, E]"""
+        """u [B, T, E], mask [T, T] or None -> [B, T' = T or 1, E]"""
         asking = u[:, -1:] if last_only else u                             # [B, T', E]
         q, k = self.queries_keys(asking, u)
         v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # [B, H, T, d]
@@ -168,22 +163,22 @@ def causal_mask(seq_len):
 
 # ==== Statistics over seeds: one vocabulary for every file ====================================
 def standardised_split(x, y, n_train):
-    """((x, y) train, (x, y) valid): the first n_train samples train; y is standardised with the
-    training part's mean and (n - 1) std. NMSE is unchanged by an affine map of prediction and
-    target, and a read-out no longer has to learn an offset first."""
+    """The first n_train samples train; y is standardised by the training part's mean and
+    (n - 1) std: NMSE is unchanged by an affine map of prediction and target, and a read-out no
+    longer has to learn an offset first."""
     y = (y - y[:n_train].mean()) / y[:n_train].std()
     return (x[:n_train], y[:n_train]), (x[n_train:], y[n_train:])
 
 
 def by_seed(results, key, **match):
-    """The `key` of every result whose fields equal `match`, in seed order (for paired seeds)."""
+    """The `key` of every result matching `match`, in seed order (for paired seeds)."""
     rows = [r for r in results if all(r.get(k) == v for k, v in match.items())]
     return [r[key] for r in sorted(rows, key=lambda r: r["seed"])]
 
 
 def seed_stats(values):
-    """{"seeds", "min", "mean", "std"} of one configuration over its seeds. The std is the
-    sample std (divided by n - 1) everywhere in this repository; 0 for a single seed."""
+    """Statistics of one configuration over its seeds; the std is the sample std (divided by
+    n - 1) everywhere in this repository, 0 for a single seed."""
     values = [float(v) for v in values]
     mean = sum(values) / len(values)
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
@@ -191,13 +186,12 @@ def seed_stats(values):
 
 
 def t_quantile(df, level=0.975):
-    """The Student-t quantile t_{level, df}: the inverse of Student's t distribution function
-    (scipy.special.stdtrit; scipy.stats.t.ppf gives the same and takes longer to import)."""
+    """Student's t quantile t_{level, df}; scipy.stats.t.ppf gives the same, slower to import."""
     return float(scipy.special.stdtrit(df, level))
 
 
 def t_interval(values):
-    """(mean, low, high): the mean of n >= 2 paired differences and its 95% t-interval."""
+    """The mean of paired differences and its 95% t-interval."""
     n = len(values)
     if n < 2:
         raise ValueError("a confidence interval needs at least two seeds")
@@ -207,10 +201,8 @@ def t_interval(values):
 
 
 def paired_difference(per_seed, below="below 0", above="above 0"):
-    """{"per_seed", "mean", "ci95": [low, high], "verdict"} of paired per-seed differences.
-
-    The verdict follows the interval, not the mean: `below` when the whole 95% t-interval is
-    below 0, `above` when it is above 0, else "no clear difference"."""
+    """Paired per-seed differences summarised; the verdict follows the interval, not the mean:
+    `below` if the whole 95% t-interval is below 0, `above` if above 0, else no clear difference."""
     mean, low, high = t_interval(per_seed)
     verdict = below if high < 0 else above if low > 0 else "no clear difference"
     return {"per_seed": [float(v) for v in per_seed], "mean": mean, "ci95": [low, high],
@@ -225,7 +217,7 @@ def describe_difference(name, entry):
 
 # ==== Training ================================================================================
 class NonFiniteLoss(RuntimeError):
-    """Raised when the loss becomes NaN or infinite; the message names the run."""
+    """The loss became NaN or infinite; the message names the run."""
 
 
 def fit_slope(x, y):
@@ -237,7 +229,7 @@ def fit_slope(x, y):
 
 
 def warmup_cosine(step, steps, warmup_fraction=0.05):
-    """Learning-rate factor: linear warm-up over the first 5% of steps, then cosine to zero."""
+    """Learning-rate factor: a linear warm-up, then a cosine down to zero."""
     warmup = max(1, int(warmup_fraction * steps))
     if step < warmup:
         return (step + 1) / warmup
@@ -247,11 +239,10 @@ def warmup_cosine(step, steps, warmup_fraction=0.05):
 def fit(model, loss_at, *, steps, lr, weight_decay=0.0, name="model", after_step=None):
     """THE training loop of every file: AdamW with the warm-up/cosine schedule, `steps` steps.
 
-    loss_at(step) -> the scalar loss of that step's mini-batch (each caller draws its own
-    batches); after_step(step), when given, runs after each optimiser step (e.g. to evaluate a
-    checkpoint). Every loss is kept on the model's device and checked every CHECK_EVERY steps:
-    a NaN or infinity stops training with NonFiniteLoss naming the run, the step and the loss.
-    Returns the losses, [steps], on the model's device."""
+    loss_at(step) -> that step's mini-batch loss (each caller draws its own batches);
+    after_step(step) runs after each optimiser step (e.g. to evaluate a checkpoint). The losses
+    stay on the model's device, checked every CHECK_EVERY steps: a NaN or infinity stops training
+    with NonFiniteLoss naming the run, the step and the loss. Returns the losses, [steps]."""
     device = next(model.parameters()).device
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: warmup_cosine(s, steps))
@@ -271,14 +262,12 @@ def fit(model, loss_at, *, steps, lr, weight_decay=0.0, name="model", after_step
     return losses
 
 
-# Checking a loss needs its value on the host, which makes a GPU wait for the step to finish:
-# one check per 100 steps instead of one per step keeps the GPU busy.
+# A loss check reads the loss on the host, making a GPU wait for the step: hence one per 100 steps.
 CHECK_EVERY = 100
 
 
 def check_losses(losses, step, name, lr):
-    """NonFiniteLoss naming the first NaN or infinity among the last CHECK_EVERY losses up to
-    `step` (those before were checked already), its step and the peak learning rate."""
+    """NonFiniteLoss at the first NaN or infinity among the losses since the last check."""
     first = step - step % CHECK_EVERY
     bad = (~torch.isfinite(losses[first: step + 1])).nonzero()              # one host sync
     if len(bad):
@@ -290,12 +279,11 @@ def check_losses(losses, step, name, lr):
 
 def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
                      seed=0, name="model", evaluate_every=0, keep_best=False):
-    """Fit model(x) -> y by fit() on MSE mini-batches (draw_batches); return the NMSEs.
+    """Fit model(x) -> y by fit() on MSE mini-batches; return the NMSEs.
 
     train, valid: (x [n, ...], y [n]) on the model's device. evaluate_every > 0 records the
-    validation NMSE every that many steps ("history"); keep_best then ends with the best
-    checkpoint's weights ("selection"). The validation set is read for nothing else: training
-    takes the same batches and steps either way."""
+    validation NMSE every that many steps; keep_best then ends with the best checkpoint's
+    weights. Validation is read for nothing else: training takes the same batches either way."""
     x_train, y_train = train
     check_finite_data(name, train, valid)
     batches = draw_batches(len(y_train), steps, batch_size, seed, y_train.device)  # [steps, B]
@@ -323,10 +311,8 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
 
 
 def train_seeded(run, build, train, valid, **options):
-    """One run of a lesson: seed_everything(run["seed"]), then the model build() on
-    run["device"], fitted to train = (x, y) by train_regression with options (steps,
-    batch_size, lr, name...) and the run's seed for its batches. The data are split and
-    standardised before, on the CPU. (model, valid on the device, train_regression's dict)."""
+    """One seeded run of a lesson: build() on run["device"], fitted by train_regression.
+    train and valid come split and standardised, on the CPU."""
     train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
     seed_everything(run["seed"])
     model = build().to(run["device"])
@@ -334,9 +320,8 @@ def train_seeded(run, build, train, valid, **options):
 
 
 def draw_batches(n, steps, batch_size, seed, device):
-    """The indices of every mini-batch of one run, [steps, batch_size], drawn with replacement
-    from a CPU generator seeded by `seed` (the same indices as one draw per step, and no copy
-    from the host per step)."""
+    """Every mini-batch's indices, [steps, batch_size], drawn at once with replacement: the
+    same indices as one draw per step, without a copy from the host per step."""
     generator = torch.Generator(device="cpu").manual_seed(seed)
     return torch.randint(n, (steps, batch_size), generator=generator).to(device)
 
@@ -351,7 +336,7 @@ def check_finite_data(name, train, valid):
 
 @torch.no_grad()
 def evaluate_nmse(model, data, batch_size=4096):
-    """NMSE of model on (x, y), evaluated in chunks without gradients."""
+    """NMSE of model on (x, y), evaluated in chunks."""
     x, y = data
     was_training = model.training
     model.eval()
@@ -362,7 +347,7 @@ def evaluate_nmse(model, data, batch_size=4096):
 
 # ==== Plotting ================================================================================
 def label_log_axis(axis, values, which="x"):
-    """Ticks of a log axis at the given values, labelled plainly (8, 32, 128), no minor labels."""
+    """Log-axis ticks at `values`, labelled plainly (8, 32, 128)."""
     import matplotlib.ticker as ticker
     target = axis.xaxis if which == "x" else axis.yaxis
     target.set_major_locator(ticker.FixedLocator(values))
@@ -371,10 +356,9 @@ def label_log_axis(axis, values, which="x"):
 
 
 def plot_lines(axis, lines, statistic="mean", seeds=True, **properties):
-    """A line per label of lines = {label: {x: y}}, x plain numbers or their strings; y a
-    number, or seed_stats (its statistic drawn, with a dot per seed when seeds). properties go
-    to axis.set (xscale="log", xlabel=..., title=...); a log x axis is ticked at the xs. The
-    lines come back, {label: Line2D}, for their colours."""
+    """A line per label of lines = {label: {x: y}}, x a number or its string; y a number, or
+    seed_stats (its statistic drawn, a dot per seed when seeds). properties: axis.set's
+    (xscale="log", xlabel=...). Returns the lines."""
     axis.set(**properties)            # before the lines: a log axis is not set on zeros alone
     drawn = {}
     for label, points in lines.items():
@@ -393,11 +377,10 @@ def plot_lines(axis, lines, statistic="mean", seeds=True, **properties):
 
 # ==== A lesson's command line: its settings table, one flag per row ===========================
 # Every numbered file declares its settings at its top, one row each, with its default, --quick
-# and --full values side by side (`...`: as the default). config() turns each row into its flag,
-# parses the command line and fills every flag left unset from the chosen preset.
+# and --full values side by side (`...`: as the default).
 class Setting(NamedTuple):
-    """One row of a settings table: its value in each preset, its type, what it sets. type is a
-    function of the text (one of the types below, Path, str) or a tuple of accepted words."""
+    """One row of a settings table. type: a function of the text (one of the types below, Path,
+    str) or a tuple of accepted words."""
     default: Any
     quick: Any
     full: Any
@@ -405,18 +388,18 @@ class Setting(NamedTuple):
     help: str
 
     def value(self, preset):
-        """The value of this setting in the preset "default", "quick" or "full"."""
+        """Its value in the preset "default", "quick" or "full"."""
         value = getattr(self, preset)
         return self.default if value is Ellipsis else value
 
 
 def positive_int(text):
-    """An integer >= 1 (sizes, steps, counts)."""
+    """An integer >= 1."""
     return _number(text, int, lambda value: value >= 1, "must be at least 1")
 
 
 def positive_float(text):
-    """A finite number > 0 (learning rates, sharpness, scales)."""
+    """A finite number > 0."""
     return _number(text, float, lambda value: math.isfinite(value) and value > 0,
                    "must be a finite number > 0")
 
@@ -466,8 +449,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def refuse(flag, reason, smallest=None):
-    """End a run before any work: one line naming the flag and the reason, exit code 2;
-    smallest: the smallest value accepted given the other flags, when there is one."""
+    """End a run before any work with Parser's one-line error; smallest: the smallest value
+    accepted given the other flags."""
     Parser().error(f"argument {flag}: {reason}"
                    + ("" if smallest is None else f"; smallest accepted: {smallest}"))
 
@@ -480,8 +463,7 @@ def _shown(value):
 
 
 def build_parser(settings, description="", full="the paper's scale"):
-    """The common flags, then one flag per row of `settings` (--head-dim for "head_dim") with
-    its three preset values in its help."""
+    """The common flags, then one flag per row of `settings`, its preset values in its help."""
     parser = Parser(description=description)
     preset = parser.add_mutually_exclusive_group()
     preset.add_argument("--quick", action="store_true",
@@ -513,11 +495,10 @@ def build_parser(settings, description="", full="the paper's scale"):
 
 def config(settings, argv=None, description="", full="the paper's scale", refusals=None,
            parser=None):
-    """Parse the flags, then fill every flag left unset from the preset's column: --quick,
-    --full or the default (QUICK=1 selects the quick one too). args.changed lists the settings
-    that differ from the preset (Run names the files after them). refusals(args) -> [(flag,
-    accepted, why not, smallest accepted or None)]: the first not accepted ends the run in one
-    line. parser: build_parser's, with a study's own flags added."""
+    """Parse the flags and fill every flag left unset from the preset's column. args.changed:
+    the settings that differ from the preset (Run names the files after them). refusals(args) ->
+    [(flag, accepted, why not, smallest or None)]: the first not accepted ends the run. parser:
+    build_parser's, with a study's own flags added."""
     argv = cli_argv() if argv is None else argv
     parser = parser or build_parser(settings, description, full)
     args = parser.parse_args(argv)
@@ -564,8 +545,8 @@ def pick_device(name="auto"):
 
 
 def anchored(value, folder):
-    """A path made absolute: one typed on the command line from the folder the command runs in,
-    one in a settings table from the repository's root (a notebook runs in notebooks/)."""
+    """A path made absolute: a typed one from the current folder, a settings table's from the
+    repository's root (a notebook runs in notebooks/)."""
     if isinstance(value, (list, tuple)):
         return [anchored(item, folder) for item in value]
     return (folder / value).resolve() if isinstance(value, Path) else value
@@ -586,15 +567,15 @@ def in_notebook():
 
 
 def cli_argv(notebook_args=""):
-    """sys.argv[1:] for a script; in a notebook, whose arguments are the kernel's, the flags in
-    $ARGS, else notebook_args (none: the notebook runs the default preset)."""
+    """sys.argv[1:] for a script; in a notebook, whose arguments are the kernel's, $ARGS or
+    notebook_args."""
     if not in_notebook():
         return sys.argv[1:]
     return shlex.split(os.environ.get("ARGS") or notebook_args)
 
 
 # ==== A lesson's run: its numbers, figures and results file, with where they come from ========
-RUNS = ROOT / "runs"              # the default --out, which git ignores
+RUNS = ROOT / "runs"              # the default --out
 RUN_OUTPUTS = ("results", "figures", "notebooks")   # what runs write: results, not code
 NOT_IN_FILE_NAMES = {"workers", "scheduler", "data_dir"}   # where a run goes, not what it is
 LIBRARIES = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "sklearn": "scikit-learn",
@@ -603,12 +584,9 @@ LIBRARIES = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "sklearn": "s
 
 
 class Run:
-    """One run of a numbered file, from its flags to its results file.
-
-    Run(stem, args) prints the device and starts the clock; record(numbers) keeps numbers for
-    the JSON; figure(figure, name) saves a PNG (and shows it in a notebook); finish() writes
-    results/<stem><suffix>.json with the wall time and the provenance. The suffix says what
-    differs from the default run (`_full`, `_steps100`)."""
+    """One run of a numbered file, from its flags to its results file: Run(stem, args) prints
+    the device and starts the clock; then record(), figure() and finish(). The files' suffix
+    says what differs from the default run (`_full`, `_steps100`)."""
 
     def __init__(self, stem, args, script=None):
         self.stem, self.args, self.numbers = stem, args, {}
@@ -624,7 +602,7 @@ class Run:
             sys.excepthook = stop_in_one_line
 
     def record(self, numbers):
-        """Keep numbers (a dict) for the JSON; a NaN or infinity ends the run in one line."""
+        """Keep numbers for the JSON; a NaN or infinity ends the run in one line."""
         bad = first_non_finite(numbers)
         if bad:
             sys.exit(f"stopped: the result {bad[0]} is {bad[1]}; nothing was written")
@@ -644,7 +622,7 @@ class Run:
         return path
 
     def finish(self):
-        """Write the JSON of every recorded number; prints where, and the wall time."""
+        """Write results/<stem><suffix>.json with every recorded number."""
         return self.write(self.stem + self.suffix)
 
     def write(self, name):
@@ -679,9 +657,8 @@ def output_suffix(args, named=()):
 
 
 def save_results(stem, numbers, args, wall_time_s, script=None, record=None):
-    """Write OUT/results/<stem>.json atomically (a temporary file, then a rename): the numbers,
-    the config, the wall time and the provenance `record`. A NaN or an infinity anywhere raises
-    ValueError naming its key, and nothing is written. Returns the path."""
+    """Write OUT/results/<stem>.json atomically (a temporary file, then a rename); a NaN or an
+    infinity anywhere raises ValueError and writes nothing."""
     folder = Path(args.out) / "results"
     folder.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -706,7 +683,7 @@ def save_results(stem, numbers, args, wall_time_s, script=None, record=None):
 
 
 def save_figure(figure, name, out):
-    """Save a figure as OUT/figures/<name>.png atomically; returns the path."""
+    """Save a figure as OUT/figures/<name>.png atomically."""
     folder = Path(out) / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / f".{name}.tmp.png"
@@ -731,7 +708,7 @@ def first_non_finite(value, key="result"):
 @functools.lru_cache(maxsize=None)
 def provenance(root=ROOT):
     """The code's git commit and whether tracked files other than RUN_OUTPUTS differ from it
-    (dirty; both None outside a checkout), and the machine. Read once per process."""
+    (dirty; both None outside a checkout), and the machine."""
     commit = git(root, "rev-parse", "HEAD")
     changes = git(root, "status", "--porcelain", "--untracked-files=no", "--", ".",
                   *(f":(exclude){folder}" for folder in RUN_OUTPUTS)) if commit else None
@@ -773,8 +750,7 @@ def library_versions():
 
 
 def command_line(script, argv):
-    """The command as typed from the repository's root: "python 02_multihead_model.py --full";
-    a notebook's ends with "(in its notebook)"."""
+    """The command as typed from the repository's root: "python 02_multihead_model.py --full"."""
     typed = shlex.join(["python", shown_path(script), *argv])
     return typed + " (in its notebook)" if in_notebook() else typed
 
@@ -811,11 +787,10 @@ SWEEPS = []                    # where this run's sweeps trained, for the proven
 
 
 def run_sweep(runs, workers, train, cost=None, report=None):
-    """train(run) for every run (a plain dict with its "device"), each on one torch thread and
-    the costliest first by cost(run) (without cost, in their order): in `workers` joblib
-    processes, on the Dask cluster of --scheduler, or one after another here (one worker, or a
-    GPU). Results come back in the order of `runs`. A tqdm bar counts the runs, and one line at
-    the end says where they trained. A study's report(index, results so far) returns a line to
+    """[train(run) for run in runs] (each a plain dict with its "device"), each on one torch
+    thread, the costliest first by cost(run): in `workers` joblib processes, on the Dask cluster
+    of --scheduler, or here (one worker, or a GPU). A tqdm bar counts the runs, and one line at
+    the end says where they trained; a study's report(index, results so far) returns a line to
     print above the bar as each run ends, or None (plumbing.run_sweep's labels)."""
     if not runs:
         return []
@@ -840,8 +815,7 @@ def run_sweep(runs, workers, train, cost=None, report=None):
 
 
 def sweep_engine(device, workers):
-    """Where a sweep's runs train: ("here" | "loky" | "dask", where in a few words for the
-    provenance, how they train, to follow "N runs trained")."""
+    """(engine, where for the provenance, how, to follow "N runs trained") of a sweep."""
     if device != "cpu":
         return "here", f"this process, on {device}", \
             f"one after another on {device}, in this process"
@@ -856,8 +830,7 @@ def sweep_engine(device, workers):
 
 
 def trained(train, item):
-    """(index, train(run)) for item = (index, run), on one torch thread on a CPU. A diverging
-    loss keeps its own message; any other error becomes SweepFailed naming the run."""
+    """(index, train(run)) for item = (index, run), on one torch thread on a CPU."""
     index, run = item
     threads = torch.get_num_threads()
     try:
@@ -881,8 +854,7 @@ def run_name(run):
 
 
 def parallel_results(engine, workers, train, queue, results):
-    """(index, result) of the queue's runs as they finish, from joblib's processes (loky) or
-    the Dask cluster. A worker or cluster that goes away ends the sweep with SweepFailed."""
+    """(index, result) of the queue's runs as they finish, from joblib's processes or Dask."""
     picklers = []                      # Dask's cloudpickle, and joblib's own copy before 1.6
     for pickler in ("cloudpickle", "joblib.externals.cloudpickle"):
         try:
