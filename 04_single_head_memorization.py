@@ -30,8 +30,8 @@ def config(argv=None):
                           refusals=refusals)
 
 
-MAX_CONSTRUCTION_T = 512    # part a's longest T
-MAX_T = 256                 # part b's longest T
+MAX_CONSTRUCTION_T = 512    # the longest --construction-T accepted
+MAX_T = 256                 # the longest --T accepted
 
 
 def refusals(args):
@@ -130,8 +130,9 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # The rest of the proof is the FFN's: it computes every $f_i(x(t))$, takes each min over $S_i$
-# with a ReLU network (Lemma 9) and applies $F_0$. Its weights grow like $T/\varepsilon$; study
-# 04a (below) builds that FFN and counts both routes' costs.
+# with a ReLU network (Lemma 9) and applies $F_0$. Its weights grow like $T/\varepsilon$, where
+# lesson 03's h = D layer pays with a softmax scale β; study 04a (below) builds that FFN and
+# counts both costs.
 
 # %% [markdown]
 # ## b. Trained: memorising the sequence against retrieving with heads (Remark B.1.1)
@@ -277,8 +278,8 @@ if __name__ == "__main__":
 # b. Memorising generalises worse: its held-out error rises steeply with $T$ and passes 1 (no
 # better than the mean) from $T = 32$, while its training error stays far lower, the gap of
 # Remark B.1.1. It beats one ordinary head only at $T = 4$ (8.1e-3 against 1.7e-2); h = D has the
-# lowest minimum at every $T$ (both 2 seeds, no interval), but its error still grows with $T$ at
-# this training length, unlike Table 3's minima for the same model.
+# lowest minimum at every $T$ (both claims: 2 seeds, no interval), but its error still grows
+# with $T$ at this training length, unlike Table 3's minima for the same model.
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -28,7 +28,7 @@ def config(argv=None):
                           full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
 
 
-MAX_L = 4096
+MAX_L = 4096        # the longest --L accepted
 
 
 def refusals(args):
@@ -74,18 +74,19 @@ if __name__ == "__main__":
 # $$\frac{e^{-2B}}{L} \;\le\; p_i \;\le\; \frac{e^{2B}}{L}, \qquad
 #   \frac{H(p)}{\log L} \;\ge\; 1 - \frac{2B}{\log L},$$
 #
-# because the numerator of $p_i = e^{s_i}/\sum_j e^{s_j}$ lies in $[e^{-B}, e^{B}]$ and the
-# denominator in $[Le^{-B}, Le^{B}]$. So $k$ relevant tokens receive at most
-# $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
+# where $H(p)$ is the entropy of $p$, because the numerator of $p_i = e^{s_i}/\sum_j e^{s_j}$
+# lies in $[e^{-B}, e^{B}]$ and the denominator in $[Le^{-B}, Le^{B}]$. So $k$ relevant tokens
+# receive at most $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once
+# $L \gg k e^{2B}$.
 # Lessons 05–07 scale logits by $1/\sqrt d$ (`helpers.attention_logits`; 02–04 use paper A's
-# $\beta = 1$) and bound them as $B\tanh(s/B)$.
+# $\beta = 1$); a capped head bounds them as $B\tanh(s/B)$.
 
 # %% [markdown]
 # ## Saturation on a target that stays hard
 #
-# A larger head dimension only sharpens *which* tokens score high, so it stops paying once the
-# lemma flattens attention. The protocol is ours **[inferred]**, on a target that does not get
-# easier as $L$ grows (study 05a shows one that does).
+# A larger head dimension only sharpens *which* tokens score high, so it stops paying once
+# bounded logits flatten attention (the lemma). The protocol is ours **[inferred]**, on a target
+# that does not get easier as $L$ grows (study 05a shows one that does).
 #
 # **The target** (after Jiang & Li 2024, [related]): the last token $x_q = x_L$ is the query and
 #
@@ -95,8 +96,8 @@ if __name__ == "__main__":
 # $v_s \sim \mathcal N(0, I_{p-r})$; `N_MATCH` = 2 tokens copy the query's key. The logits are
 # $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep their share of the
 # attention at every $L$, and $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$. A free head of dimension
-# $r$ represents the target exactly at every $L$; a capped one cannot concentrate on 2 of $L$
-# tokens once $L \ge 2 + 2e^{2B}$ (study 05c).
+# $r$ represents the target exactly at every $L$; a capped one cannot give 2 of $L$ tokens half
+# its attention once $L \ge 2 + 2e^{2B}$ (study 05c).
 
 # %%
 SHARPNESS = 3.0     # beta_L = SHARPNESS * log L

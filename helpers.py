@@ -312,7 +312,8 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
 
 def train_seeded(run, build, train, valid, **options):
     """One seeded run of a lesson: build() on run["device"], fitted by train_regression.
-    train and valid come split and standardised, on the CPU."""
+    train and valid come split and standardised, on the CPU. Returns (model, valid on the
+    device, train_regression's dict)."""
     train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
     seed_everything(run["seed"])
     model = build().to(run["device"])
