@@ -88,7 +88,8 @@ if __name__ == "__main__":
 # bounded logits flatten attention (the lemma). The protocol is ours **[inferred]**, on a target
 # that does not get easier as $L$ grows (study 05a shows one that does).
 #
-# **The target** (after Jiang & Li 2024, [related]): the last token $x_q = x_L$ is the query and
+# **The target** (after Jiang & Li, "Approximation Rate of the Transformer Architecture for
+# Sequence Modeling", NeurIPS 2024, related work): the last token $x_q = x_L$ is the query and
 #
 # $$y = \sum_{s=1}^{L} \mathrm{softmax}_s\big(x_q^\top M x_s\big)\, w^\top x_s .$$
 #
