@@ -211,7 +211,7 @@ def route_runs(args, routes):
 
 if __name__ == "__main__":
     trained = helpers.run_sweep(route_runs(args, route_heads(args.D)), args.workers, train_route,
-                                cost=lambda run: run["T"] * run["steps"])
+                                cost=model_file.sweep_cost)
 
 # %% [markdown]
 # **The result**: per route and $T$, the seed with the lowest validation NMSE (the paper's
