@@ -307,7 +307,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1 loses
 # the matches among more distractors, while rank 8 stays exact. With logits capped at $B = 2$
-# it *shrinks*, as the lemma predicts, starting well below its threshold
+# it *shrinks*, the direction the lemma points, starting well below its threshold
 # $L \ge 2 + 2e^{2B} \approx 111$; at $L = 128$ each capped dimension buys little. So on this
 # target saturation comes with the cap: capped minus free, the change of the gain is
 # −0.55 [−0.59, −0.50] (5 seeds).

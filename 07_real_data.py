@@ -284,11 +284,12 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw.** Mean training accuracy rises with every added head, as Table 8's means do,
-# at lower levels (other images, a smaller model, a short run); the held-out means rise too.
-# Two seeds give an interval wider than the gain; this sweep's `--full` run (5 seeds, 1,500
-# steps, made by study 07c beside its control: `results/07c_fixed_width_full.json`) decides:
-# from $h = 1$ to 8 at $T = 64$, **+0.281 [+0.222, +0.340]**. A fixed step budget measures
-# expressivity and ease of optimisation together; this run cannot tell them apart.
+# at lower levels (other images, a smaller model, this lesson's step budget); the held-out
+# means rise too. Two seeds give an interval wider than the gain; this sweep's `--full` run
+# (5 seeds, 1,500 steps, made by study 07c beside its control:
+# `results/07c_fixed_width_full.json`) decides: from $h = 1$ to 8 at $T = 64$,
+# **+0.281 [+0.222, +0.340]**. A fixed step budget measures expressivity and ease of
+# optimisation together; this run cannot tell them apart.
 #
 # ## Summary beside the paper
 #
