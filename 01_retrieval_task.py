@@ -42,7 +42,7 @@ def refusals(args):
 DIRECTIONS = ("orthonormal", "random", "gaussian")  # the readings of paper A's "fixed a_i" (a)
 
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, what it sets)
+    # name: Setting(default, --quick, --full, type, what it sets; "b:" only part b uses it)
     "T": Setting([8, 16, 32, 64, 128, 512], [8, 32], [8, 16, 32, 64, 128, 256, 512, 1024],
                  int_list, "b: sequence lengths of the y statistics"),
     "D": Setting(4, ..., ..., positive_int, "intrinsic dimension D of the synthetic task, 1..d"),

@@ -41,7 +41,7 @@ def refusals(args):
 
 # %%
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, what it sets)
+    # name: Setting(default, --quick, --full, type, what it sets; "a:" only part a uses it)
     "construction_T": Setting([8, 16, 32, 64, 128, 256, 512, 1024], [8, 64], ..., int_list,
                               "a: sequence lengths of the hand-built model"),
     "betas": Setting([1, 2, 5, 10, 20, 50, 100, 200, 500, 1000], [1, 10, 100],

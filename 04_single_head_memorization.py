@@ -45,7 +45,7 @@ def refusals(args):
 
 # %%
 SETTINGS = {
-    # name: Setting(default, --quick, --full, type, what it sets)
+    # name: Setting(default, --quick, --full, type, what it sets; "b:" only part b uses it)
     "construction_T": Setting([8, 16, 32, 64, 128], [8, 32], [8, 16, 32, 64, 128, 256],
                               int_list, "sequence lengths of the hand-built constructions"),
     "construction_samples": Setting(300, 50, 1000, positive_int,

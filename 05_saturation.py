@@ -191,7 +191,8 @@ def match_numbers(run):
 
 
 # %% [markdown]
-# The runs: every kind of head (free, then each cap $B$), $L$, $d$ and seed.
+# The runs of the *model side* (trained heads, beside the lemma's bound): every kind of head
+# (free, then each cap $B$), $L$, $d$ and seed.
 
 # %%
 def model_side_runs(args):
