@@ -58,9 +58,9 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## The attention layer (eq. 4–5)
 #
-# Tokens are embedded by an encoder $P_\phi$ to $\hat x(t) \in \mathbb{R}^E$, $E = n h$; a
-# trainable CLS token $\hat c_0$ is the only query. Head $i$ scores every token against it and
-# averages the values with the softmax weights:
+# Tokens are embedded by an encoder $P_\phi$ to $\hat x(t) \in \mathbb{R}^E$, $E = n h$ for $h$
+# heads of dimension $n$; a trainable CLS token $\hat c_0$ is the only query. Head $i$ scores
+# every token against it and averages the values with the softmax weights:
 #
 # $$\mathrm{head}_i = \sum_{t=1}^{T} \sigma\big[(W_{Q,i}\hat c_0)^\top W_{K,i}\hat x(t)\big]\,
 #   W_{V,i}\hat x(t), \qquad W_{Q,i}, W_{K,i}, W_{V,i} \in \mathbb{R}^{n \times E},$$
@@ -144,10 +144,11 @@ def parameter_counts(model):
 # For each $T$: `n_train` training and `n_valid` validation sequences (Appendix B.1), the same
 # for every model at that $T$. We train on the standardised target $(y - \bar y)/s_y$
 # (`helpers.standardised_split`): NMSE is unchanged by an affine map of both prediction and
-# target. `helpers.train_regression` is the course's one training loop (AdamW, mean squared
-# error, warm-up then cosine); every run reports its last model. Lesson 04 and study 03a also
-# train with the `RECIPE`: the paper's sizes, our learning rate and batch size (the paper gives
-# none).
+# target. `helpers.train_seeded` seeds a run, builds its model and trains it by
+# `helpers.train_regression`: mean squared error on mini-batches, through `helpers.fit`, the
+# course's one training loop (AdamW, warm-up then cosine); every run reports its last model.
+# Lesson 04 and study 03a also train with the `RECIPE`: the paper's sizes, our learning rate and
+# batch size (the paper gives none).
 
 # %%
 HEAD_DIM = 8      # n (the paper's)
@@ -213,7 +214,7 @@ if __name__ == "__main__":
 # **The result.** Each $(T, h)$'s validation NMSE over its seeds (`helpers.seed_stats`), and
 # the drop at the knee, ours to name: the error at $h = D - 1$ over that at
 # $h = D$. Paper A selects "the minimal validation error achieved across seeds", but its Table 2
-# prints the **mean** over seeds (Table 3 and Fig. 1 read as minima [inferred, our digest]), so
+# prints the **mean** over seeds (Table 3 and Fig. 1 read as minima: our inference), so
 # we compute both and put our mean drop beside Table 2's. The figure: Fig. 1a with our means, a
 # dot per seed.
 
@@ -280,10 +281,10 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw.** Every line falls by an order of magnitude from $h = 3$ to $h = 4$ at
-# $T = 8$ and 32, and below $D$ the error grows with $T$, as in Fig. 1a. At $T = 128$ the mean's
-# drop is shallow: one $h = 4$ seed lies far above the other. The lesson's number, the mean's
-# drop at $T = 8$: 13× against Table 2's 11× (2 seeds, so no interval: a direction, not a
-# separated difference).
+# $T = 8$ and 32, and below $D$ the error grows with $T$, as in Fig. 1a; ours grows at $h \ge D$
+# too, where Table 2's falls. At $T = 128$ the mean's drop is shallow: one $h = 4$ seed lies far
+# above the other. The lesson's number, the mean's drop at $T = 8$: 13× against Table 2's 11×
+# (2 seeds, so no interval: a direction, not a separated difference).
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -291,7 +292,7 @@ if __name__ == "__main__":
 # | claim | paper's number (its statistic) | ours (same statistic, default run) |
 # |---|---|---|
 # | the error drops at $h = D = 4$ (Table 2) | the mean falls 11×, 19×, 302× at $T = 8, 32, 128$ | 13×, 13×, 2.6× |
-# | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ | every mean at $h = 1, 2, 3$ |
+# | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ over $T = 8, 32, 128$ (at $h = 4, 5$ they fall) | every mean at $h = 1, 2, 3$ (at $h = 4, 5$ too) |
 #
 # At $T = 32$ and 128 our drops are smaller, after 2,000 steps; study 02e trains on until the
 # errors are no longer shown to fall.

@@ -2,10 +2,11 @@
 # # 03 · What the heads cost: the upper and the lower bound
 #
 # Paper A (arXiv 2510.06662), Theorem 2 (1)–(2) with their proofs (Appendix A.2): with $h = D$
-# heads a D-retrieval task costs $C/\varepsilon^\gamma$ parameters whatever $T$, with $s < D$
-# heads at least $1/\varepsilon^{k}$ with $k$ linear in $T$. This lesson builds the upper bound's
-# layer by hand and checks its error bound at every $T$, then shows where the lower bound's
-# exponent says nothing; nothing trains. `python 03_bounds.py` (2.0 s on 2 cores).
+# heads a D-retrieval task costs $C_T/\varepsilon^\gamma$ parameters, an exponent that does not
+# grow with $T$; with $s < D$ heads at least $1/\varepsilon^{k}$ with $k$ linear in $T$. This
+# lesson builds the upper bound's layer by hand and checks its error bound at every $T$, then
+# shows where the lower bound's exponent says nothing; nothing trains.
+# `python 03_bounds.py` (2.0 s on 2 cores).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2)."""
@@ -57,9 +58,11 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## a. The upper bound, built by hand (Theorem 2(1), proof in A.2.1)
 #
-# A retrieval task that meets the theorem's assumptions: tokens $x(t) \in [0,1]^d$, scores
-# $f_i(x) = \|x - c_i\|^2 / d \in [0, 1]$ (a unique minimiser $c_i$, positive-definite Hessian:
-# Assumption 2), random position sets $S_i$ with $|S_i| = \lceil T/4 \rceil$, and $F_0 = $ sum.
+# A retrieval task that meets the theorem's assumption (Assumption 3: an FFN can approximate
+# each $f_i$ and $F_0$): tokens $x(t) \in [0,1]^d$, scores $f_i(x) = \|x - c_i\|^2 / d \in [0, 1]$
+# (also non-degenerate, Assumption 2, which part b's bound needs: a unique minimiser $c_i$, a
+# positive-definite Hessian), random position sets $S_i$ with $|S_i| = \lceil T/4 \rceil$, and
+# $F_0 = $ sum.
 
 # %%
 CONSTRUCTION_D = 3    # part a's D, so h = D = 3 heads
@@ -136,12 +139,12 @@ def run_construction(x, centres, subsets, beta):
 
 
 # %% [markdown]
-# **The bound.** Inside $S_i$ a token $\delta$ above the minimum gets at most $e^{-\beta\delta}$
-# times the weight of the minimum and adds at most $\delta e^{-\beta\delta} \le 1/(e\beta)$ to the
+# **The bound.** Inside $S_i$ a token $\Delta$ above the minimum gets at most $e^{-\beta\Delta}$
+# times the weight of the minimum and adds at most $\Delta e^{-\beta\Delta} \le 1/(e\beta)$ to the
 # error; outside $S_i$ a token's score is at least 1 below the best one in $S_i$, so its weight is
 # at most $e^{-\beta}$ and it moves $\tilde z_i$ by at most $e^{-\beta}$. Hence
 # $|\tilde z_i - \min_{S_i} f_i| \le (|S_i| - 1)/(e\beta) + T e^{-\beta}$.
-# **Our gate is $-2$, not the paper's $-1$** (A.2.1, after eq. 10) [inferred]: with
+# **Our gate is $-2$, not the paper's $-1$** (A.2.1, after eq. 10; our inference): with
 # $\Psi \in [0,1]$ a gate of $-1$ lets an outside token with $\Psi = 0$ tie with an inside token
 # with $\Psi = 1$ — then the error is 0.5 at every $\beta$ and the $T e^{-\beta}$ term fails. A gate
 # of $-2$ closes this gap and changes nothing else.
@@ -202,15 +205,18 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## b. The lower bound (Theorem 2(2), proof in A.2.2)
 #
-# With $s < D$ heads of dimension $n$, any model that $\varepsilon$-approximates the task needs
-# $\Omega(1/\varepsilon^{k})$ FFN parameters, where
+# With $s < D$ heads of dimension $n$, a model held to Assumption 1 (embeddings of norm at most
+# 1, every weight at most 1 in magnitude, a two-layer FFN with a 1-Lipschitz activation) needs
+# $\Omega(1/\varepsilon^{k})$ FFN parameters to $\varepsilon$-approximate the task in the sup
+# norm, where
 #
 # $$k(T, s, D, n) = \frac{T/4 - s - D + 1}{(n+1)s + 1} - 1 .$$
 #
-# $k$ grows linearly in $T$ (the headline $\varepsilon^{-cT}$), but the bound says something only
-# when $k > 0$, that is $T > 4((n+2)s + D)$. In the upper bound $C/\varepsilon^\gamma$,
-# $\gamma = 2$ for a finite Barron norm, at worst $\max(d, D)$. Neither bound's constants are
-# explicit, so the comparison below sets them to 1: it shows *exponents*, not parameter counts.
+# $k$ grows linearly in $T$ (the headline $\varepsilon^{-cT}$, $c \approx 1/(4((n+1)s+1))$),
+# but the bound says something only when $k > 0$, that is $T > 4((n+2)s + D)$. In the upper
+# bound $C_T/\varepsilon^\gamma$, $\gamma = 2$ for a finite Barron norm, at worst $\max(d, D)$.
+# Neither bound's constants are explicit, so the comparison below sets them to 1: it shows
+# *exponents*, not parameter counts.
 
 # %%
 def lower_bound_exponent(seq_len, s, D, n):
@@ -297,14 +303,15 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **What we saw.** a. Every retrieved value stays within the proof's bound, at every $T$ and
-# $\beta$, and the error falls like $1/\beta$; at long sequences the bound is loose (70–100× at
-# $T = 1024$). The layer's size does not change with $T$; what must grow is the scale $\beta$,
-# which the theorem does not count as a parameter.
+# $\beta$, and the error falls like $1/\beta$; at long sequences the bound is loose (65–97 times
+# the error at $T = 1024$, $\beta \ge 10$). The layer's size does not change with $T$; what must
+# grow is the scale $\beta$, which the theorem does not count as a parameter.
 #
 # b. At the paper's sizes, $h = D - 1 = 3$ heads get $k = -0.07$ at its longest $T = 128$: the
-# bound says nothing at any length the paper trains, although lesson 02's models drop by an
-# order of magnitude from $h = 3$ to 4 there. With one or two heads, at the paper's longer $T$,
-# it binds.
+# bound says nothing at any length the paper trains, although at $T = 128$ lesson 02's trained
+# models, which Assumption 1 does not constrain, have a lower error with $h = 4$ than with 3.
+# With one or two heads $k$ is positive at $T = 128$: there the bound is no longer vacuous (its
+# constants set to 1).
 
 # %% [markdown]
 # ## Summary beside the paper
@@ -312,7 +319,7 @@ if __name__ == "__main__":
 # | claim | paper's number (its statistic) | ours (same statistic, default run) | where we differ |
 # |---|---|---|---|
 # | Thm 2(1): h = D heads retrieve each $z_i$ within $(\lvert S_i\rvert - 1)/(e\beta) + T e^{-\beta}$ | the bound (a worst case over inputs) | the worst error over 500 sequences within it at every T = 8 … 1024, β = 1 … 1000 | our position gate is −2, not −1 (the paper's leaves a tie) |
-# | Thm 2(2): with s < D heads at least $1/\varepsilon^k$ parameters, k linear in T | k by its formula; no value at the paper's sizes | s = 3, D = 4, n = 8: k = −0.07 at T = 128 | none in k; at the paper's T ≤ 128 the bound is vacuous for h = D − 1, not for h = 1, 2 |
+# | Thm 2(2): with s < D heads at least $1/\varepsilon^k$ parameters, k linear in T | k by its formula; no value at the paper's sizes | s = 3, D = 4, n = 8: k = −0.07 at T = 128 | none in k; at T = 128 the bound is vacuous for h = D − 1, not for h = 1, 2 |
 
 
 # %% [markdown]

@@ -121,16 +121,18 @@ def train_on(run, x, y):
 # %% [markdown]
 # ## Allocations that can win or lose
 #
-# **The paper's claim** [summary]: early layers extract information and need enough heads;
-# later layers can be smaller (§6; no numbers in our sources).
+# **The paper's claim** (from its abstract and reviews; its body is not among our sources):
+# early layers extract information and need enough heads; later layers can be smaller (§6; no
+# numbers in our sources).
 #
-# Two tasks with opposite demands [inferred: ours]; keys $k_t$ on the unit sphere of
+# Two tasks with opposite demands (ours); keys $k_t$ on the unit sphere of
 # $\mathbb R^p$, scalar values $v_t$:
 #
 # * **match-aggregate**, the match in **layer 1**: token $t \ge 1$ also carries
 #   $q_t = k_{\pi(t)}$, an earlier token's key, and $y \propto \sum_{t \ge 1} v_{\pi(t)}$.
 # * **prefix-match**, the match in **layer 2**: the last token carries the key of a token $s$,
-#   and $y \propto \sum_{t \le s} v_t$; layer 1 can only form running sums.
+#   and $y = \sum_{t \le s} v_t / \sqrt{s + 1}$; layer 1 can form each position's running
+#   average (causal attention), and only then can a match fetch position $s$'s.
 
 # %%
 def unit_keys(n, seq_len, dim, generator):
@@ -261,9 +263,9 @@ if __name__ == "__main__":
     run.finish()
 
 # %% [markdown]
-# **What we saw.** On each task one allocation is far better, and they swap: the rich head
-# dimension belongs in the layer where the content match is, so "front-load" is no rule for
-# every task. Front − back in NMSE: −0.175 [−0.195, −0.154] on match-aggregate and
+# **What we saw.** On each task one allocation is far better, and they swap: on these two tasks
+# the rich head dimension pays in the layer where the content match is, so "front-load" is no
+# rule for every task. Front − back in NMSE: −0.175 [−0.195, −0.154] on match-aggregate and
 # +0.167 [+0.127, +0.206] on prefix-match (5 paired seeds). One head fewer in the last layer
 # makes no clear difference on either task.
 
@@ -272,11 +274,11 @@ if __name__ == "__main__":
 #
 # | claim | paper B | ours | where we differ |
 # |---|---|---|---|
-# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where its Eq. (3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4 (M queries a sequence) | our task and its M set our optimum |
-# | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back below 0 on one task, above on the other | the rich layer must be where the match is |
+# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where its own rule (Eq. 3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4 (M: the queries per sequence) | our task and its M set our optimum |
+# | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back below 0 on one task, above on the other | on our two tasks the rich layer pays where the match is |
 # | later layers can be thinner (§6) | no number in our sources | one head fewer in the last layer: +0.000 and +0.005 | no clear difference; no margin was set |
 #
-# The committed `--full` run (RESULTS.md; it also trained study 06g's budget) keeps all three.
+# The committed `--full` runs, this lesson's and study 06g's (RESULTS.md), keep all three.
 
 # %% [markdown]
 # ## Going further

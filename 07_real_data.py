@@ -57,8 +57,9 @@ if __name__ == "__main__":
 # ## The paper's protocol
 #
 # **The paper** (App. B.3, Table 8): the larger frame is filled with the image's border colours;
-# 8 × 8 patches give $T = 65$ to $1025$ tokens with the CLS. A 4-layer ViT with head dimension
-# 16 (width $16h$), $h = 1 \dots 24$. Mean training accuracy rises with $h$ at every $T$.
+# 8 × 8 patches give $T = 65$ to $1025$ tokens with the CLS token the classifier reads. A
+# 4-layer ViT with head dimension 16 (width $16h$), $h = 1 \dots 24$. Mean training accuracy
+# rises with $h$ at every $T$.
 #
 # **Ours**: a digit in a 16 × 16 frame, 2 × 2 patches: $T = 64$ + CLS = 65
 # tokens, the paper's shortest sequence; two layers, $d = 8$, 400 steps. **Against the claim**:
@@ -147,7 +148,7 @@ class VisionTransformer(nn.Module):
 TRAIN_PLACEMENT_SEED, VALID_PLACEMENT_SEED = 1, 2  # placements for scoring
 EVALUATION_CHUNK = 512    # images per forward pass
 LR = 3e-3                 # peak learning rate
-WEIGHT_DECAY = 0.05       # (ours; the paper gives none)
+WEIGHT_DECAY = 0.05       # (ours; our sources give no value)
 
 
 @torch.no_grad()
@@ -293,12 +294,13 @@ if __name__ == "__main__":
 #
 # ## Summary beside the paper
 #
-# Training accuracy at $T = 64$ + CLS, mean over seeds (the paper's statistic).
+# Training accuracy at $T = 64$ + CLS, mean over seeds (the paper's statistic; its in %, ours as
+# a fraction).
 #
 # | claim | paper A (CIFAR-10, Table 8) | ours (digits, `--full`) |
 # |---|---|---|
 # | more heads fit better, $d$ fixed | $T = 65$: 47.8 → 95.1 % from $h = 1$ to 8 | 0.543, 0.663, 0.719, 0.824 at $h = 1, 2, 4, 8$ |
-# | … and it is the head count, not the width | not tested on images | at a fixed width (study 07c's sweep, in the same file): +0.140 [+0.112, +0.168] |
+# | … and the head count, not only the width | not tested on images | at a fixed width (study 07c's sweep, in the same file): +0.140 [+0.112, +0.168]; the width brings part of the rise |
 #
 # ## Going further
 #
