@@ -29,16 +29,10 @@ def config(argv=None):
 
 def refusals(args):
     """[(flag, accepted, why not, smallest accepted)]: runs that cannot finish."""
-    return [key_dim_refusal(args),
+    return [("--key-dim", args.key_dim > POOR_HEAD_DIM, f"the rich head dimension must exceed "
+             f"the poor one, {POOR_HEAD_DIM}, got {args.key_dim}", POOR_HEAD_DIM + 1),
             ("--T", args.T >= 3, "the tasks need three tokens or more", 3),
             ("--seeds", args.seeds >= 2, "paired differences need two seeds or more", 2)]
-
-
-def key_dim_refusal(args):
-    """--key-dim p: above the poor 2, and even, as 06a's uniform allocation uses (p + 2) / 2
-    (and study 06g's budget M p splits three ways)."""
-    return ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0,
-            f"an even number of at least 4, got {args.key_dim}", 4)
 
 
 # %%
@@ -52,6 +46,7 @@ SETTINGS = {
     "n_train": Setting(20000, 1000, 40000, positive_int, "training sequences"),
     "n_valid": Setting(2000, 300, 4000, positive_int, "validation sequences"),
 }
+POOR_HEAD_DIM = 2   # the poor layers' head dimension
 if __name__ == "__main__":
     args = config()
     run = helpers.Run("06_allocation", args)
@@ -176,9 +171,6 @@ TASKS = {"match-aggregate": match_aggregate_task, "prefix-match": prefix_match_t
 # front-reduced $[(2, p), (1, 2)]$. A seed's runs share data and batch order, so they pair.
 
 # %%
-POOR_HEAD_DIM = 2
-
-
 def allocations(rich, poor):
     """The compared allocations, by name."""
     compared = {"front-loaded": [(2, rich), (2, poor)], "back-loaded": [(2, poor), (2, rich)],

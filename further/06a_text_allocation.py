@@ -361,11 +361,13 @@ def config(argv=None):
 
 
 def check(args, windows):
-    """Refuse, in one line naming the flag (exit code 2): 06's --key-dim rule, fewer than two
-    --text-seeds, and less text than 20 times the longest of `windows` ({flag: length}; 06c
+    """Refuse, in one line naming the flag (exit code 2): a --key-dim odd or below 4, fewer than
+    two --text-seeds, and less text than 20 times the longest of `windows` ({flag: length}; 06c
     adds its own) for the 90/10 split."""
     checks = [  # (flag, accepted, why not, the smallest value accepted or None)
-        allocation.key_dim_refusal(args),
+        ("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0, f"an even number of at "
+         f"least 4, as the uniform allocation's head dimension is (p + 2) / 2, got "
+         f"{args.key_dim}", 4),
         ("--text-seeds", args.text_seeds >= 2, "paired differences need at least two seeds", 2),
         *text_length_checks(args, windows)]
     plumbing.refuse_unaccepted(checks)

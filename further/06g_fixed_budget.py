@@ -33,13 +33,14 @@ def config(argv=None):
 
 
 def budget_refusals(args):
-    """Study 06g's: a budget M p that splits three ways or more (p even, at least 4), each H
-    splitting it into whole heads with its queries."""
+    """Study 06g's: a budget M p that splits three ways or more (p even, at least 4: H = 1, M, 2M
+    and M p all fit), each H splitting it into whole heads with its queries."""
     budget = args.queries * args.key_dim
     fits = [h for h in range(1, budget + 1)
             if budget % h == 0 and (args.queries % h == 0 or h % args.queries == 0)]
     first_fits = ",".join(map(str, fits[:3]))
-    return [allocation.key_dim_refusal(args),
+    return [("--key-dim", args.key_dim >= 4 and args.key_dim % 2 == 0, f"an even number of at "
+             f"least 4, so that the budget splits three ways or more, got {args.key_dim}", 4),
             ("--fixed-heads", set(args.fixed_heads) <= set(fits), f"each H must divide "
              f"--queries * --key-dim = {budget} and divide --queries or be its multiple",
              first_fits),

@@ -129,7 +129,7 @@ def test_main_quick(notebook_run):
 
 @pytest.mark.parametrize("flags, flag_name", [
     (["--fixed-heads", "1,4,8"], "--fixed-heads"),  # a flag of study 06g's, not the lesson's
-    (["--key-dim", "5"], "--key-dim"), (["--T", "2"], "--T"),
+    (["--key-dim", "2"], "--key-dim"), (["--T", "2"], "--T"),
     (["--seeds", "1"], "--seeds"),
     (["--device", "no-such-device"], "--device"),
     (["--ab-budget", "12", "--layers-n", "3"], "--ab-budget"),  # flags of the old version

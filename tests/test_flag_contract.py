@@ -29,8 +29,9 @@ smallest accepted: V] (see --help)` and exit 2:
   parameters, naming the smallest epsilon that fits;
 * combinations that leave an experiment empty: --D <= d (01-04); two different 03 --widths; 05
   (05a) --rank, --head-dims, --confound-head-dims <= 16 (the token dimension), --match-rank < 16
-  and among the --head-dims after the first; 06 at least three --fixed-heads that fit --queries * --key-dim,
-  --key-dim even and >= 4 (06a, 06c too), --memory >= --queries, --T >= 3;
+  and among the --head-dims after the first; 06 --key-dim above the poor head dimension 2 (06a, 06c,
+  06g: even and >= 4); 06g at least three --fixed-heads that fit --queries * --key-dim, --memory
+  >= --queries; 06 --T >= 3;
 * an --out that cannot be written, and --device cuda without a GPU.
 During a run, non-finite data, a diverging loss or a NaN among the results end with one line
 (`stopped: ...`) and exit 1 before anything is written; results are strict JSON.
