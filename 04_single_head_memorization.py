@@ -2,8 +2,9 @@
 # # 04 · One head, a wide embedding, and the FFN does the rest
 #
 # Paper A (arXiv 2510.06662), Theorem 2(3) with its proof (Appendix A.3) and Remark B.1.1: one
-# head whose embedding is $Td$ wide (O(T)) can solve any D-retrieval task, because uniform
-# attention hands the whole sequence to the feed-forward block. This file builds that head by
+# head whose embedding is $Td$ wide (O(T)), followed by a five-layer ReLU feed-forward block,
+# approximates any D-retrieval task whose parts an FFN can approximate (Assumption 3), because
+# uniform attention hands the whole sequence to that block. This file builds that head by
 # hand, checks that it holds the sequence exactly, and trains it against one ordinary head and
 # h = D heads. `python 04_single_head_memorization.py` (1 min 56 s on 2 cores).
 
@@ -130,7 +131,7 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # The rest of the proof is the FFN's: it computes every $f_i(x(t))$, takes each min over $S_i$
-# with a ReLU network (Lemma 9) and applies $F_0$. Its weights grow like $T/\varepsilon$, where
+# with a ReLU network (Lemma 9) and applies $F_0$. Its width grows like $T/\varepsilon$, where
 # lesson 03's h = D layer pays with a softmax scale β; study 04a (below) builds that FFN and
 # counts both costs.
 
@@ -215,8 +216,8 @@ if __name__ == "__main__":
 
 # %% [markdown]
 # **The result**: per route and $T$, the seed with the lowest validation NMSE (the paper's
-# statistic) and its training NMSE, drawn against $T$ beside each route's trainable FFN
-# parameters; the printout sets our h = D minima beside Table 3's.
+# statistic, as we read Table 3) and its training NMSE, drawn against $T$ beside each route's
+# trainable FFN parameters; the printout sets our h = D minima beside Table 3's.
 
 # %%
 def best_seed(results, **match):
@@ -275,9 +276,9 @@ if __name__ == "__main__":
 # **What we saw.** a. The hand-built head holds the sequence exactly: uniform attention, and
 # $T$ times its output is the flattened sequence.
 #
-# b. Memorising generalises worse: its held-out error rises steeply with $T$ and passes 1 (no
-# better than the mean) from $T = 32$, while its training error stays far lower, the gap of
-# Remark B.1.1. It beats one ordinary head only at $T = 4$ (8.1e-3 against 1.7e-2); h = D has the
+# b. Memorising generalises worse, as Remark B.1.1 says: its held-out error rises steeply with
+# $T$ and passes 1 (no better than the mean) from $T = 32$, while its training error stays far
+# lower. It beats one ordinary head only at $T = 4$ (8.1e-3 against 1.7e-2); h = D has the
 # lowest minimum at every $T$ (both claims: 2 seeds, no interval), but its error still grows
 # with $T$ at this training length, unlike Table 3's minima for the same model.
 
@@ -287,15 +288,15 @@ if __name__ == "__main__":
 # | claim | paper's number (its statistic) | ours (same statistic, default run) | where we differ |
 # |---|---|---|---|
 # | Thm 2(3): one head with an embedding $n \ge Td$ holds the whole sequence | $n \ge Td$, O(T) | $n = Td$; T × CLS output exact at T = 8 … 128 (part a) | none |
-# | Remark B.1.1 (Fig. 3): memorising generalises worse at short T, is infeasible at long T | no number | min validation NMSE 1.6 at T = 64, above one head's from T = 8 (2 seeds, no interval) | — |
-# | the h = D route, trained (Table 3, min over seeds) | 1.3e-6 (T = 8) … 3.5e-7 (T = 64) | 1.6e-4 … 4.7e-4 | 119–1,353× above, and growing with T, at 3,000 steps and 2 seeds |
+# | Remark B.1.1 (Fig. 3): memorising generalises worse at short T, is infeasible at long T | no number | min validation NMSE 1.6 at T = 64, above one head's from T = 8 (2 seeds, no interval) | at T = 64 ours still fits its training set: it overfits, where the paper says memorising becomes infeasible |
+# | the h = D route, trained (Table 3, min over seeds as we read it) | 1.3e-6 (T = 8) … 3.5e-7 (T = 64) | 1.6e-4 … 4.7e-4 | 119–1,353× above, and growing with T, at 3,000 steps and 2 seeds |
 
 # %% [markdown]
 # ## Going further
 #
 # - [04a · What the FFN pays](04a_cost_accounting.ipynb): Lemma 9's ReLU max network, the
-#   assembled single-head model, and what each route costs (FFN weights growing like T/ε for
-#   memorising, a softmax scale β for lesson 03's h = D layer).
+#   assembled single-head model, and what each route costs (an FFN whose width grows like T/ε
+#   for memorising, a softmax scale β for lesson 03's h = D layer).
 
 # %% [markdown]
 # **Next:** [05 · Softmax saturation: does head dimension buy less on long sequences?](05_saturation.ipynb).

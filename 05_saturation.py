@@ -1,11 +1,12 @@
 # %% [markdown]
 # # 05 · Softmax saturation: does head dimension buy less on long sequences?
 #
-# Paper B (*Allocation of Parameters in Transformers*, arXiv 2510.03784), Section 5 (Theorem 5.1):
-# with bounded logits, a larger head dimension gives "diminishing returns ... especially for long
-# sequences". **Its body is not among our sources**; what goes beyond its abstract and reviews is
-# ours, marked **[inferred]**. We state the bounded-logit lemma, then train one head on a target
-# that stays as hard as $L$ grows, with its logits capped and free.
+# Paper B (*Allocation of Parameters in Transformers*, arXiv 2510.03784), Section 5: a larger
+# head dimension gives diminishing returns, most clearly for long sequences (its abstract, as
+# summarised), under bounded logits (Theorem 5.1, as a review describes it). **Its body is not
+# among our sources**; what goes beyond its abstract and reviews is ours, marked **[inferred]**.
+# We state the bounded-logit lemma, then train one head on a target that stays as hard as $L$
+# grows, with its logits capped and free.
 # `python 05_saturation.py` (1 min 56 s on 2 cores)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
@@ -75,11 +76,11 @@ if __name__ == "__main__":
 #   \frac{H(p)}{\log L} \;\ge\; 1 - \frac{2B}{\log L},$$
 #
 # where $H(p)$ is the entropy of $p$, because the numerator of $p_i = e^{s_i}/\sum_j e^{s_j}$
-# lies in $[e^{-B}, e^{B}]$ and the denominator in $[Le^{-B}, Le^{B}]$. So $k$ relevant tokens
-# receive at most $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once
-# $L \gg k e^{2B}$.
-# Lessons 05–07 scale logits by $1/\sqrt d$ (`helpers.attention_logits`; 02–04 use paper A's
-# $\beta = 1$); a capped head bounds them as $B\tanh(s/B)$.
+# lies in $[e^{-B}, e^{B}]$ and the denominator in $[Le^{-B}, Le^{B}]$. As two weights differ by
+# a factor of at most $e^{2B}$, $k$ relevant tokens receive at most
+# $k e^{2B} / (k e^{2B} + L - k)$ of the attention, which falls towards 0 once $L \gg k e^{2B}$.
+# Lessons 05–07 scale logits by $1/\sqrt d$, $d$ a head's dimension (`helpers.attention_logits`;
+# 02–04 use paper A's scale $\beta = 1$); a capped head bounds them as $B\tanh(s/B)$.
 
 # %% [markdown]
 # ## Saturation on a target that stays hard
@@ -93,12 +94,15 @@ if __name__ == "__main__":
 #
 # $$y = \sum_{s=1}^{L} \mathrm{softmax}_s\big(x_q^\top M x_s\big)\, w^\top x_s .$$
 #
-# Each token is $x_s = [k_s \,|\, v_s]$, a key on the unit sphere of $\mathbb{R}^r$ and a value
-# $v_s \sim \mathcal N(0, I_{p-r})$; `N_MATCH` = 2 tokens copy the query's key. The logits are
-# $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep their share of the
-# attention at every $L$, and $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$. A free head of dimension
-# $r$ represents the target exactly at every $L$; a capped one cannot give 2 of $L$ tokens half
-# its attention once $L \ge 2 + 2e^{2B}$ (study 05c).
+# Each token of dimension $p$ is $x_s = [k_s \,|\, v_s]$, a key on the unit sphere of
+# $\mathbb{R}^r$ ($r$: `--match-rank`) and a value $v_s \sim \mathcal N(0, I_{p-r})$, 0 for the
+# query; `N_MATCH` = 2 tokens copy the query's key, so they score as high as the query itself.
+# The logits are $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep
+# nearly the same share of the attention at every $L$ we run, and
+# $w = [0 \,|\, \mathbf 1/\sqrt{p-r}]$. A free head of dimension $r$ represents the target
+# exactly at every $L$. A capped one cannot: each other token keeps at least $e^{-2B}$ of a
+# match's weight (the lemma), where the target gives it almost none, and two tokens cannot even
+# hold half the attention once $L \ge 2 + 2e^{2B}$.
 
 # %%
 SHARPNESS = 3.0     # beta_L = SHARPNESS * log L
@@ -306,20 +310,20 @@ if __name__ == "__main__":
     run.finish()
 
 # %% [markdown]
-# **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1 loses
-# the matches among more distractors, while rank 8 stays exact. With logits capped at $B = 2$
-# it *shrinks*, the direction the lemma points, starting well below its threshold
-# $L \ge 2 + 2e^{2B} \approx 111$; at $L = 128$ each capped dimension buys little. So on this
-# target saturation comes with the cap: capped minus free, the change of the gain is
-# −0.55 [−0.59, −0.50] (5 seeds).
+# **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1's error
+# rises, while rank 8's stays near zero. With logits capped at $B = 2$ it *shrinks*, the
+# direction the lemma points, from the shortest $L$: the other tokens' floor of $e^{-2B}$ binds
+# long before $L \ge 2 + 2e^{2B} \approx 111$, where two tokens could not even hold half. At
+# $L = 128$ each capped dimension buys little. So on this target saturation comes with the cap:
+# capped minus free, the change of the gain is −0.55 [−0.59, −0.50] (5 seeds).
 
 # %% [markdown]
 # ## Summary beside the paper
 #
 # | claim | paper | ours | where we differ |
 # |---|---|---|---|
-# | bounded logits flatten attention (the lemma above) | "bounded logits" (Thm 5.1, as the reviews describe it) | holds in every case, B = 0.5, 1, 2, L up to 4096 (study 05c, `results/05c_bounded_logits.json`) | the lemma is our reading of its basis |
-# | head dimension buys less on long sequences | "diminishing returns ... especially for long sequences" (abstract) | the change of the gain E(1) − E(8) from L = 16 to 128: capped (B = 2) −0.32 [−0.34, −0.31], free +0.22 [+0.19, +0.26] | on this target, only when the logits are bounded |
+# | bounded logits flatten attention (the lemma above) | "bounded logits" (Thm 5.1, as a review describes it) | holds in every case, B = 0.5, 1, 2, L up to 4096 (study 05c, `results/05c_bounded_logits.json`) | the lemma is our reading of its basis |
+# | head dimension buys less on long sequences | diminishing returns, most clearly for long sequences (abstract, as summarised) | the change of the gain E(1) − E(8) from L = 16 to 128: capped (B = 2) −0.32 [−0.34, −0.31], free +0.22 [+0.19, +0.26] | on this target, only when the logits are bounded |
 #
 # The `--full` run (L up to 256, d up to 16, a second cap B = 3) gives the same verdicts
 # (RESULTS.md).

@@ -117,8 +117,8 @@ def train_on(run, x, y):
 # ## Allocations that can win or lose
 #
 # **The paper's claim** (from its abstract and reviews; its body is not among our sources):
-# early layers extract information and need enough heads; later layers can be smaller (§6; no
-# numbers in our sources).
+# early layers extract information, with heads traded against head dimension at a fixed budget;
+# later layers can be smaller (§6; no numbers in our sources).
 #
 # Two tasks with opposite demands (ours); keys $k_t$ on the unit sphere of
 # $\mathbb R^p$, scalar values $v_t$:
