@@ -312,10 +312,12 @@ if __name__ == "__main__":
 # %% [markdown]
 # **What we saw.** With free logits the gain of head dimension *grows* with $L$: rank 1's error
 # rises, while rank 8's stays near zero. With logits capped at $B = 2$ it *shrinks*, the
-# direction the lemma points, from the shortest $L$: the other tokens' floor of $e^{-2B}$ binds
-# long before $L \ge 2 + 2e^{2B} \approx 111$, where two tokens could not even hold half. At
-# $L = 128$ each capped dimension buys little. So on this target saturation comes with the cap:
-# capped minus free, the change of the gain is −0.55 [−0.59, −0.50] (5 seeds).
+# direction the lemma points, from the shortest $L$: the other tokens' floor of $e^{-2B}$
+# already costs there (study 05a's training-free oracle, the target's own coupling under the
+# cap, errs almost as much), long before $L \ge 2 + 2e^{2B} \approx 111$, where two tokens
+# could not even hold half. At $L = 128$ each capped dimension buys little. So on this target
+# saturation comes with the cap: capped minus free, the change of the gain is
+# −0.55 [−0.59, −0.50] (5 seeds).
 
 # %% [markdown]
 # ## Summary beside the paper
