@@ -1004,13 +1004,9 @@ def ex06_best_heads(predicted, because=None):
 # ---------------------------------------------------------------------------------------------
 def _seven():
     """The committed run that holds both of lesson 07's sweeps at the largest scale: study 07c's
-    --full run, else lesson 07's --full run where it trained the fixed width too, else 07c's
-    default run."""
-    for stem in ("07c_fixed_width_full", "07_real_data_full"):
-        if (REPOSITORY / "results" / f"{stem}.json").exists():
-            numbers = _committed(stem)
-            if "fixed-width" in numbers["train_gain_with_heads"]:
-                return numbers
+    --full run, else its default run."""
+    if (REPOSITORY / "results" / "07c_fixed_width_full.json").exists():
+        return _committed("07c_fixed_width_full")
     return _committed("07c_fixed_width")
 
 

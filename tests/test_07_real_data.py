@@ -122,7 +122,7 @@ def test_bad_input_exits_2_with_one_line(flags, flag_name):
 
 def test_the_presets_and_the_committed_runs_file_names(tmp_path):
     """The default trains T = 64 only (400 steps); --sides 8,16 --steps 600 (T = 16 and 64) is
-    results/07_real_data_sides8-16_steps600.json's run; --full keeps T = 16 and 64."""
+    the variant results/07c_fixed_width_sides8-16_steps600.json ran; --full keeps T = 16 and 64."""
     default = real.config(["--out", str(tmp_path)])
     assert (default.sides, default.steps, default.seeds) == ([16], 400, 2)
     both = real.config(["--sides", "8,16", "--steps", "600", "--out", str(tmp_path)])
