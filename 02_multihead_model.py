@@ -213,9 +213,10 @@ if __name__ == "__main__":
 # %% [markdown]
 # **The result.** Each $(T, h)$'s validation NMSE over its seeds (`helpers.seed_stats`), and
 # the drop at the knee, ours to name: the error at $h = D - 1$ over that at
-# $h = D$. Paper A selects "the minimal validation error achieved across seeds", but its Table 2
-# prints the **mean** over seeds (Table 3 and Fig. 1 read as minima: our inference), so
-# we compute both and put our mean drop beside Table 2's. The figure: Fig. 1a with our means, a
+# $h = D$. Paper A selects "the minimal validation error achieved across seeds", but its Table 2,
+# headed "Mean ± Standard Deviation", reads as the **mean** over seeds, and Table 3 and Fig. 1 as
+# minima (both our digest's inference), so we compute both and put our mean drop beside Table
+# 2's. The figure: Fig. 1a with our means, a
 # dot per seed.
 
 # %%
@@ -243,7 +244,8 @@ if __name__ == "__main__":
 
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-# Paper A's Table 2 (N = 32, n = 8, D = 4), [h][T]: mean validation NMSE.
+# Paper A's Table 2 (N = 32, n = 8, D = 4), [h][T]: mean validation NMSE (the digest reads its
+# layout as rows h, columns T, and its statistic as the mean; both inferences).
 PAPER_TABLE_2 = {
     1: {8: 7.01e-2, 16: 1.09e-1, 32: 1.10e-1, 64: 1.14e-1, 128: 1.45e-1},
     2: {8: 7.31e-3, 16: 8.41e-3, 32: 9.42e-3, 64: 1.31e-2, 128: 1.47e-2},
@@ -308,6 +310,8 @@ if __name__ == "__main__":
 # - [02e · The training budget](02e_training_budget.ipynb): trained until the error stops
 #   falling.
 # - [02f · Where each head looks](02f_attention_maps.ipynb): the trained heads' attention.
+# - [02g · The grid at convergence](02g_grid_at_convergence.ipynb): the knee, $h = 4 \to 5$ and
+#   the reversal score, each $T$ where 02e's errors stop falling.
 
 # %% [markdown]
 # **Next:** [03 · What the heads cost: the upper and the lower bound](03_bounds.ipynb).

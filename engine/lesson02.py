@@ -19,8 +19,9 @@ SPECIALISATION_SEQUENCES = 500  # how many of them
 ATTENTION_EXAMPLES = 2          # sequences drawn per model in the attention figure
 
 
-# Paper A's Table 3, rows h, columns T (N = 32, D = 4): the MINIMUM validation NMSE over seeds at
-# a fixed E = n h = 32 (n = ceil(32 / h)); lesson 02's model matches it at h = 4 only.
+# Paper A's Table 3, rows h, columns T (N = 32, D = 4): the MINIMUM validation NMSE over seeds (it
+# carries no ±: the digest's inference) at a fixed E = n h = 32 (n = ceil(32 / h)); lesson 02's
+# model matches it at h = 4 only.
 PAPER_TABLE_3 = {
     1: {8: 1.75e-2, 16: 1.98e-2, 32: 2.06e-2, 64: 2.54e-2, 128: 3.03e-2},
     2: {8: 7.17e-3, 16: 7.39e-3, 32: 7.82e-3, 64: 8.57e-3, 128: 1.02e-2},

@@ -68,7 +68,8 @@ if __name__ == "__main__":
 # where the paper is silent, the reading that reproduces the paper's numbers, and says so. The study
 # trains every reading on the cells the paper's tables pin down (`DIRECTION_CELLS`), at 5× `--steps`
 # with at least three seeds, the data and batch order of a seed shared by the readings. For each
-# cell it compares the statistic the paper prints: our **mean** with Table 2's mean (width $n = 8$
+# cell it compares the statistic the paper prints (the digest's reading of its tables): our
+# **mean** with Table 2's mean (width $n = 8$
 # per head), and for $h = 4$ our **minimum** with Table 3's minimum (at $h = 4$ its fixed $E = 32$
 # is our $n = 8$; its $h = 3$ model has $n = 11$, so it is left out). A reading's distance to the
 # paper is the median over cells of $|\log_{10}(\text{ours} / \text{paper})|$: 0 is the paper
@@ -165,7 +166,7 @@ if __name__ == "__main__" and "directions" in args.parts:
 # %% [markdown]
 # ## What the committed run shows
 #
-# `results/02b_directions_study.json` (40 min 26 s on 2 CPU cores): 20,000 steps, 3 seeds, 11
+# `results/02b_directions_study.json` (40 min 25 s on 2 CPU cores): 20,000 steps, 3 seeds, 11
 # cells of Tables 2 and 3. The median distance $|\log_{10}(\text{ours} / \text{paper})|$ was 0.74
 # for the standard basis (a factor of 5.5), 0.64 for unit vectors drawn once (4.4) and **0.54 for
 # the same draws unnormalised (3.4)**. The drawn readings bring $h = 3$ within 1.5–2.3× of Table

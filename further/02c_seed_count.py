@@ -1,7 +1,8 @@
 # %% [markdown]
 # # 02c · How many seeds a minimum is taken over (a study of 02)
 #
-# Paper A (arXiv 2510.06662), Section 6 and Appendix B.1: its Tables 3–5 report the minimum
+# Paper A (arXiv 2510.06662), Section 6 and Appendix B.1: its Tables 3–5 report, as the digest
+# reads them (no ±, and the text's "minimal validation error achieved across seeds"), the minimum
 # validation error over seeds, and do not say over how many. A minimum over fewer seeds is higher
 # on average. How much of the gap between our minima and Table 3's could the seed count be?
 # `python further/02c_seed_count.py` (22 min 10 s on 2 cores); its notebook replays the committed
@@ -234,7 +235,7 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # 3's minimum lies 48× below the lowest of our 8 seeds. At T = 8 it lowers it 2.6×, 43 % of the
 # gap, and Table 3's minimum lies 3.7× below our lowest seed; that seed (4.9e-6) is 3.4× below the
 # next, and the run this file replaces (on torch 2.14.1+cu130) had no such seed. Sixteen seeds
-# at T = 8, h = 4 (`results/02c_seed_count_T8_heads4_seeds16.json`, 14 min 4 s; its first 8
+# at T = 8, h = 4 (`results/02c_seed_count_T8_heads4_seeds16.json`, 14 min 3 s; its first 8
 # seeds are these to the last digit) find no lower seed and three more within 2× of it: from
 # k = 3 to 16 seeds the expected minimum falls 2.1×, 36 % of the gap, and Table 3's minimum
 # stays 3.7× below our lowest. So at T = 8 the count explains part of the gap, and not through
@@ -260,7 +261,7 @@ if __name__ == "__main__" and "seeds" in args.parts:
 # curve; and how much of the gap to Table 3 the seed count can explain.
 #
 #     python further/02c_seed_count.py               # 8 seeds x 6 models, 20,000 steps: 22 min 10 s
-#     python further/02c_seed_count.py --T 8 --heads 4 --seeds 16   # 16 seeds at T = 8: 14 min 4 s
+#     python further/02c_seed_count.py --T 8 --heads 4 --seeds 16   # 16 seeds at T = 8: 14 min 3 s
 #     python further/02c_seed_count.py --quick       # seconds; what the tests use
 #     python further/02c_seed_count.py --replay results/02c_seed_count.json   # the committed run, drawn
 #

@@ -424,7 +424,7 @@ if __name__ == "__main__" and not training and "grid" in args.parts:
 #   w_h = \max_T e(T) - \min_T e(T).$$
 #
 # The paper finds $R(h) > 0$ first at $h = D$ (Fig. 2e) without saying which $e$ it uses. From
-# Table 2's means the formula gives 0, 0, 0.057, 5.33, 4.46 for h = 1…5 — positive (barely)
+# Table 2's means (Tables 2 and 3 read as means and minima: the digest's inference) the formula gives 0, 0, 0.057, 5.33, 4.46 for h = 1…5 — positive (barely)
 # already at h = 3 — while from Table 3's minima it is positive first at h = 4. So we compute
 # $R$ both ways, from our minima and from our means. With two lengths, $R$ is 1 when the longer
 # one gave the smaller error and 0 otherwise.
@@ -568,7 +568,7 @@ if __name__ == "__main__" and not training and "reversal" in args.parts:
 # Every variant has its largest drop of the minimum where the theory puts the knee; what differs
 # is the level at and above it, higher in ours at every depth, width and $D$ at these step
 # counts, so our drops are smaller. Trained on (study 02e, $T = 8$, 200,000 steps), our $h = 4$
-# minimum reaches Table 3's level, from the two of three seeds that kept falling. At the paper's
+# minimum reaches Table 3's level, the lower of the two of three seeds that kept falling. At the paper's
 # grid the reversal from our minima appears first at $h = D$, as in Table 3's minima, and weaker.
 
 # %%

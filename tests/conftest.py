@@ -72,6 +72,10 @@ class NotebookRuns:
         self.environment = {**{key: value for key, value in os.environ.items() if key != "ARGS"},
                             "QUICK": "1", "OUT": str(out), "MPLBACKEND": "agg",
                             "TQDM_DISABLE": "1"}   # captured: the progress lines, no bar
+        # What a worker imports, imported here first: an IPython that a worker's kernel lookup is
+        # still importing breaks pyplot in a test's thread (pyplot looks it up in sys.modules).
+        import IPython  # noqa: F401
+        import nbclient  # noqa: F401
         self.workers = [threading.Thread(target=self.work, daemon=True)
                         for _ in range(NOTEBOOK_WORKERS)]
         for worker in self.workers:
