@@ -47,6 +47,7 @@ import scipy.special
 import torch
 import tqdm.auto
 from torch import nn
+from torch.backends import cpu as torch_cpu
 
 ROOT = Path(__file__).resolve().parent
 
@@ -517,12 +518,17 @@ def config(settings, argv=None, description="", full="the paper's scale", refusa
         setattr(args, name, anchored(getattr(args, name), Path.cwd()))
         if getattr(args, name) != preset_value:
             args.changed.append(name)
+    if args.scheduler and args.device == "auto":
+        args.device = "cpu"                  # a cluster's runs train on its workers' CPUs
     try:
         args.device = pick_device(args.device)
     except ValueError as error:
         refuse("--device", str(error))
     check_out(args.out)
     if args.scheduler:
+        if args.device != "cpu":
+            refuse("--scheduler", f"a cluster trains on its workers' CPUs, not on --device "
+                                  f"{args.device}: leave out one of the two")
         dask_path().connect(args.scheduler)
     for flag in ("n_train", "n_valid"):   # NMSE divides by a variance, standardising by a std
         if getattr(args, flag, 2) < 2:
@@ -597,6 +603,7 @@ class Run:
         self.invocation = {"command": command_line(self.script, getattr(args, "argv", [])),
                            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         SWEEPS.clear()
+        TRAINED_ON.clear()
         self.started = time.perf_counter()
         print(f"device: {args.device}   preset: {args.preset}", flush=True)
         if not in_notebook():
@@ -637,7 +644,8 @@ class Run:
     def provenance_record(self):
         """Where the numbers come from: the code, the machine, the command, the libraries."""
         return {**provenance(), **self.invocation, "versions": library_versions(),
-                **({"sweeps": SWEEPS} if SWEEPS else {})}
+                **({"sweeps": SWEEPS} if SWEEPS else {}),
+                **({"cluster": sys.modules["cluster"].machines(TRAINED_ON)} if TRAINED_ON else {})}
 
 
 def output_suffix(args, named=()):
@@ -706,7 +714,23 @@ def first_non_finite(value, key="result"):
     return None
 
 
-@functools.lru_cache(maxsize=None)
+def cached(function):
+    """function, computed once per arguments. functools.lru_cache does the same, but a Dask
+    worker could not unpickle it: it travels by its module's name, which a worker without the
+    checkout cannot import (cluster.py sends the course's modules by value)."""
+    results = {}
+
+    @functools.wraps(function)
+    def once(*args):
+        if args not in results:
+            results[args] = function(*args)
+        return results[args]
+
+    once.cache, once.cache_clear = results, results.clear
+    return once
+
+
+@cached
 def provenance(root=ROOT):
     """The code's git commit and whether tracked files other than RUN_OUTPUTS differ from it
     (dirty; both None outside a checkout), and the machine."""
@@ -715,7 +739,7 @@ def provenance(root=ROOT):
                   *(f":(exclude){folder}" for folder in RUN_OUTPUTS)) if commit else None
     return {"commit": commit, "dirty": None if changes is None else bool(changes),
             "machine": {"cpu": cpu_model(),
-                        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                        "cpu_capability": torch_cpu.get_cpu_capability(),
                         "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
                         "platform": platform.platform()}}
 
@@ -785,6 +809,7 @@ class SweepFailed(RuntimeError):
 
 
 SWEEPS = []                    # where this run's sweeps trained, for the provenance
+TRAINED_ON = []                # (run, machine) of each run trained on a Dask cluster (cluster.py)
 
 
 def run_sweep(runs, workers, train, cost=None, report=None):

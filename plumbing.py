@@ -14,7 +14,6 @@ command line, the run's files and the sweeps).
 """
 
 import collections
-import functools
 import hashlib
 import json
 import subprocess
@@ -179,7 +178,7 @@ def with_replayed_inputs(record, root=None):
     return {**record, "dirty": dirty, "inputs": inputs}
 
 
-@functools.lru_cache(maxsize=None)
+@helpers.cached
 def fresh_interpreter(code, *args):
     """What `python -c CODE ARGS` prints, run in a new interpreter once per process: what it
     reads does not depend on what this process imported or replaced before (pytest, a notebook's

@@ -12,7 +12,6 @@
 
 # %%
 """06b · Paper B's 4-gram on white noise: the head count at fixed budgets, beside a reference."""
-import functools
 import math
 import sys
 import time
@@ -179,7 +178,7 @@ def train_ngram(run):
 # $H$ that grows with the budget. Per seed we report the $H$ with the lowest error.
 
 # %%
-@functools.lru_cache(maxsize=None)
+@helpers.cached
 def ngram_reference(budget, n_heads):
     """The hand-built reference's NMSE on the linear task (see above): 0 when the heads can
     carry every lag exactly, None for d = 1 (no single hard head picks lag 2 or 3), else the

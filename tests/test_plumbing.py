@@ -345,7 +345,7 @@ def test_provenance_is_read_when_a_run_starts(tmp_path):
     helpers.provenance.cache_clear()
     args = helpers.config({}, ["--out", str(tmp_path), "--device", "cpu"])
     plumbing.Run("x", args)
-    at_start = helpers.provenance.cache_info().currsize
+    at_start = len(helpers.provenance.cache)
     helpers.provenance.cache_clear()
     assert at_start == 1
 
@@ -470,3 +470,16 @@ def test_a_numbered_file_that_no_worker_can_import_goes_to_the_workers_by_value(
     finally:
         del sys.modules["09z_probe"]
     assert [r["twice"] for r in results] == [0, 2, 4]
+
+
+def test_cached_computes_once_per_arguments():
+    calls = []
+
+    @helpers.cached
+    def square(x):
+        calls.append(x)
+        return x * x
+
+    assert [square(3), square(3), square(4)] == [9, 9, 16] and calls == [3, 4]
+    square.cache_clear()
+    assert square(3) == 9 and calls == [3, 4, 3]
