@@ -49,11 +49,12 @@ class Cluster:
             return subprocess.Popen([sys.executable, "-m", "dask", *command], cwd=self.folder,
                                     env=environment, stdout=log, stderr=subprocess.STDOUT)
 
-    def add_worker(self):
-        """One more worker of one thread, and wait until the scheduler counts it."""
-        expected = len(self.running_workers()) + 1
-        self.workers.append(self.start("worker", self.address, "--nthreads", "1",
-                                       "--nworkers", "1", "--no-dashboard"))
+    def add_workers(self, count=1):
+        """More workers of one thread, each a process of its own, started together; returns
+        when the scheduler counts them."""
+        expected = len(self.running_workers()) + count
+        self.workers += [self.start("worker", self.address, "--nthreads", "1", "--nworkers", "1",
+                                    "--no-dashboard") for _ in range(count)]
         client = distributed.Client(self.address, timeout="20s", set_as_default=False)
         with client:
             client.wait_for_workers(expected, timeout=STARTS_WITHIN_S)
@@ -91,8 +92,7 @@ def cluster(tmp_path_factory):
     so that the next tests' sweeps train here."""
     cluster = Cluster(tmp_path_factory.mktemp("cluster"))
     try:
-        for _ in range(2):
-            cluster.add_worker()
+        cluster.add_workers(2)
         yield cluster
     finally:
         let_go()
@@ -200,7 +200,7 @@ def test_every_worker_gone_ends_the_sweep_within_its_bound(cluster, connected, m
 
 def test_the_scheduler_gone_ends_the_sweep_in_one_line(cluster):
     """Runs the module's last: it kills the scheduler half a second into a sweep."""
-    cluster.add_worker()
+    cluster.add_workers()
     dask_path.connect(cluster.address)              # let go with the cluster, in its fixture
     runs = [dict(wait=2, device="cpu", index=index) for index in range(3)]
     threading.Timer(0.5, kill, [cluster.scheduler]).start()
