@@ -2,11 +2,11 @@
 # # 01 · The generalized D-retrieval task
 #
 # Paper A (Yu et al., *The Effect of Attention Head Count on Transformer Approximation*, arXiv
-# 2510.06662, §4) measures heads against a target that must find D tokens,
-# $z_i = \min_{t \in S_i} f_i(x(t))$, $y = F_0(z_1, \dots, z_D)$ (eq. 8–9). This file builds it
-# and the paper's synthetic instance (§6.1), and shows why the paper reports NMSE, the mean
-# squared error over Var(y): Var(y) shrinks as T grows.
-# `python 01_retrieval_task.py` (2.0 s on 2 cores).
+# 2510.06662, §4) measures heads against a target that must find D tokens, $z_i = \min_{t \in S_i}
+# f_i(x(t))$, $y = F_0(z_1, \dots, z_D)$ (eq. 8–9). This file builds it and the paper's synthetic
+# instance (§6.1), and shows why the paper reports NMSE, the mean squared error over Var(y): Var(y)
+# shrinks as T grows. `python 01_retrieval_task.py` (2.0 s on 2 cores in its committed run; its
+# notebook prints its own run's time).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """01 · The generalized D-retrieval task (paper A, eq. 7-9, Section 6.1)."""

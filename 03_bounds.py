@@ -1,12 +1,12 @@
 # %% [markdown]
 # # 03 · What the heads cost: the upper and the lower bound
 #
-# Paper A (arXiv 2510.06662), Theorem 2 (1)–(2) with their proofs (Appendix A.2): with $h = D$
-# heads a D-retrieval task costs $C_T/\varepsilon^\gamma$ parameters, an exponent that does not
-# grow with $T$; with $s < D$ heads at least $1/\varepsilon^{k}$ with $k$ linear in $T$. This
-# lesson builds the upper bound's layer by hand and checks its error bound at every $T$, then
-# shows where the lower bound's exponent says nothing; nothing trains.
-# `python 03_bounds.py` (2.0 s on 2 cores).
+# Paper A (arXiv 2510.06662), Theorem 2 (1)–(2) with their proofs (Appendix A.2): with $h = D$ heads
+# a D-retrieval task costs $C_T/\varepsilon^\gamma$ parameters, an exponent that does not grow with
+# $T$; with $s < D$ heads at least $1/\varepsilon^{k}$ with $k$ linear in $T$. This lesson builds
+# the upper bound's layer by hand and checks its error bound at every $T$, then shows where the
+# lower bound's exponent says nothing; nothing trains. `python 03_bounds.py` (2.0 s on 2 cores in
+# its committed run; its notebook prints its own run's time).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """03 · Upper and lower bounds on the parameter cost of a D-retrieval task (paper A, Thm 2)."""

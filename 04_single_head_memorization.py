@@ -1,12 +1,13 @@
 # %% [markdown]
 # # 04 · One head, a wide embedding, and the FFN does the rest
 #
-# Paper A (arXiv 2510.06662), Theorem 2(3) with its proof (Appendix A.3) and Remark B.1.1: one
-# head whose embedding is $Td$ wide (O(T)), followed by a five-layer ReLU feed-forward block,
+# Paper A (arXiv 2510.06662), Theorem 2(3) with its proof (Appendix A.3) and Remark B.1.1: one head
+# whose embedding is $Td$ wide (O(T)), followed by a five-layer ReLU feed-forward block,
 # approximates any D-retrieval task whose parts an FFN can approximate (Assumption 3), because
-# uniform attention hands the whole sequence to that block. This file builds that head by
-# hand, checks that it holds the sequence exactly, and trains it against one ordinary head and
-# h = D heads. `python 04_single_head_memorization.py` (1 min 56 s on 2 cores).
+# uniform attention hands the whole sequence to that block. This file builds that head by hand,
+# checks that it holds the sequence exactly, and trains it against one ordinary head and h = D
+# heads. `python 04_single_head_memorization.py` (1 min 56 s on 2 cores in its committed run; its
+# notebook prints its own run's time).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """04 · Single-head memorisation: one head with a T*d-wide embedding (paper A, Theorem 2(3))."""

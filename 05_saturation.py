@@ -1,13 +1,13 @@
 # %% [markdown]
 # # 05 · Softmax saturation: does head dimension buy less on long sequences?
 #
-# Paper B (*Allocation of Parameters in Transformers*, arXiv 2510.03784), Section 5: a larger
-# head dimension gives diminishing returns, most clearly for long sequences (its abstract, as
-# summarised), under bounded logits (Theorem 5.1, as a review describes it). **Its body is not
-# among our sources**; what goes beyond its abstract and reviews is ours, marked **[inferred]**.
-# We state the bounded-logit lemma, then train one head on a target that stays as hard as $L$
-# grows, with its logits capped and free.
-# `python 05_saturation.py` (1 min 56 s on 2 cores)
+# Paper B (*Allocation of Parameters in Transformers*, arXiv 2510.03784), Section 5: a larger head
+# dimension gives diminishing returns, most clearly for long sequences (its abstract, as
+# summarised), under bounded logits (Theorem 5.1, as a review describes it). **Its body is not among
+# our sources**; what goes beyond its abstract and reviews is ours, marked **[inferred]**. We state
+# the bounded-logit lemma, then train one head on a target that stays as hard as $L$ grows, with its
+# logits capped and free. `python 05_saturation.py` (1 min 56 s on 2 cores in its committed run; its
+# notebook prints its own run's time)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """05 · Softmax saturation: head dimension against sequence length (paper B, Section 5)."""
@@ -94,7 +94,8 @@ if __name__ == "__main__":
 #
 # $$y = \sum_{s=1}^{L} \mathrm{softmax}_s\big(x_q^\top M x_s\big)\, w^\top x_s .$$
 #
-# Each token of dimension $p$ is $x_s = [k_s \,|\, v_s]$, a key on the unit sphere of
+# Each token of dimension $p$ (lessons 01–04 called it $d$; from here $d$ is a head's dimension)
+# is $x_s = [k_s \,|\, v_s]$, a key on the unit sphere of
 # $\mathbb{R}^r$ ($r$: `--match-rank`) and a value $v_s \sim \mathcal N(0, I_{p-r})$, 0 for the
 # query; `N_MATCH` = 2 tokens copy the query's key, so they score as high as the query itself.
 # The logits are $\beta_L\, k_q^\top k_s$ with $\beta_L = 3 \log L$, so the matches keep
@@ -316,8 +317,8 @@ if __name__ == "__main__":
 # already costs there (study 05a's training-free oracle, the target's own coupling under the
 # cap, errs almost as much), long before $L \ge 2 + 2e^{2B} \approx 111$, where two tokens
 # could not even hold half. At $L = 128$ each capped dimension buys little. So on this target
-# saturation comes with the cap: capped minus free, the change of the gain is
-# −0.55 [−0.59, −0.50] (5 seeds).
+# saturation comes with the cap: the two changes of the gain are set beside the paper below, and
+# their paired difference, printed above, excludes 0.
 
 # %% [markdown]
 # ## Summary beside the paper

@@ -2,10 +2,10 @@
 # # 06 · Allocating an attention budget across layers
 #
 # Paper B (arXiv 2510.03784, §6) allocates an attention budget by layer: early layers extract
-# information and need the richer attention, later layers can be thinner. Its tasks are not in
-# our sources, so we compare allocations at equal budgets on two tasks of ours whose match sits
-# in different layers (study 06g: heads against head dimension at one budget, §4).
-# `python 06_allocation.py` (1 min 30 s on 2 cores).
+# information and need the richer attention, later layers can be thinner. Its tasks are not in our
+# sources, so we compare allocations at equal budgets on two tasks of ours whose match sits in
+# different layers. `python 06_allocation.py` (1 min 30 s on 2 cores in its committed run; its
+# notebook prints its own run's time).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """06 · Allocating attention heads and head dimensions across layers (paper B, Section 6)."""
@@ -166,7 +166,8 @@ def prefix_match_task(n, seq_len, dim, seed):
 TASKS = {"match-aggregate": match_aggregate_task, "prefix-match": prefix_match_task}
 
 # %% [markdown]
-# Three two-layer allocations $[(H_1, d_1), (H_2, d_2)]$, rich head dimension $p$, poor 2:
+# Three two-layer allocations $[(H_1, d_1), (H_2, d_2)]$, rich head dimension $p$ (`--key-dim`;
+# in 05, $p$ was the token dimension), poor 2:
 # front-loaded $[(2, p), (2, 2)]$ and back-loaded $[(2, 2), (2, p)]$ (one budget, asserted), and
 # front-reduced $[(2, p), (1, 2)]$. A seed's runs share data and batch order, so they pair.
 
@@ -266,7 +267,7 @@ if __name__ == "__main__":
 #
 # | claim | paper B | ours | where we differ |
 # |---|---|---|---|
-# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where its own rule (Eq. 3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4 (M: the queries per sequence) | our task and its M set our optimum |
+# | too few heads and too small a head dimension both hurt (§4) | reviewers: best H = 8 on its 4-gram task, where its own rule (Eq. 3) predicted 32 (Fig. 2) | study 06g: lowest at H = M = 4 (M: the queries per sequence, not 05's coupling matrix) | our task and its M set our optimum |
 # | early layers need the richer attention (§6; here the head dimension) | no number in our sources | front − back below 0 on one task, above on the other | on our two tasks the rich layer pays where the match is |
 # | later layers can be thinner (§6) | no number in our sources | one head fewer in the last layer: +0.000 and +0.005 | no clear difference; no margin was set |
 #

@@ -3,9 +3,10 @@
 #
 # Paper A (arXiv 2510.06662, §6.2, App. B.3, Tables 8–9) trains a vision transformer on CIFAR-10
 # images placed at random in a larger frame: training accuracy rises with the head count. This
-# lesson runs its protocol on scikit-learn's 8 × 8 digits (no download). The protocol fixes the
-# head dimension, so more heads also means a wider model; study 07c adds the control at a fixed
-# width. `python 07_real_data.py` (1 min 23 s on 2 cores)
+# lesson runs its protocol on scikit-learn's 8 × 8 digits (no download). The protocol fixes the head
+# dimension, so more heads also means a wider model; study 07c adds the control at a fixed width.
+# `python 07_real_data.py` (1 min 23 s on 2 cores in its committed run; its notebook prints its own
+# run's time)
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """07 · The head count on real data: digits at a random place in a larger frame."""
