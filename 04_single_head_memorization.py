@@ -247,10 +247,14 @@ def plot_routes(routes):
                             label=route)
         left.loglog(lengths, [v["train_nmse"] for v in by_length.values()], "--",
                     color=line.get_color())
-        right.loglog(lengths, [v["parameters"]["paper"] for v in by_length.values()], "o-")
-    left.set(xlabel="sequence length T", ylabel="NMSE: validation (solid), training (dashed)")
-    right.set(xlabel="sequence length T", ylabel="trainable FFN parameters")
-    left.legend(fontsize=7)
+        right.loglog(lengths, [v["parameters"]["paper"] for v in by_length.values()], "o-",
+                     label=route)
+    for axis in (left, right):
+        helpers.label_log_axis(axis, lengths)            # 4, 8, 16, ... without crowding
+        axis.set_xlabel("sequence length T")
+        axis.legend(fontsize=7)
+    left.set_ylabel("NMSE: validation (solid), training (dashed)")
+    right.set_ylabel("trainable FFN parameters")
     return figure
 
 
