@@ -74,7 +74,9 @@ PARTS = {"search": (), "timing": (), "budget": ()}  # budget: the search's pick 
 NOTEBOOK_ARGS = ("--replay ../results/02e_training_budget_parts_search.json,"
                  "../results/02e_training_budget_parts_budget.json,"
                  "../results/02e_training_budget_T32_heads_below2_budgets20000-50000_parts_budget"
-                 ".json")  # the committed runs: the search, then T = 8 and T = 32
+                 ".json,"
+                 "../results/02e_training_budget_T64_heads_below3_budgets20000-60000_parts_budget"
+                 ".json")  # the committed runs: the search, then T = 8, 32 and 64
 
 
 def refusals(args):

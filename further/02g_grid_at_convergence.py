@@ -42,6 +42,7 @@ COMMITTED = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for 
     "_parts_budget",                                                     # T = 8
     "_T32_heads_below2_budgets20000-50000_parts_budget",                 # T = 32
     "_T32_heads4_heads_below3_budgets50000-100000_parts_budget",         # T = 32, longer
+    "_T64_heads_below3_budgets20000-60000_parts_budget",                 # T = 64
 )]
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
@@ -129,7 +130,9 @@ def stopping_budget(rows, T):
 #
 # The **gap** of one $(T, h)$ is the same paired ratio for the validation NMSE over the training
 # NMSE of the same model: near 1 the model generalises, far above it it has fitted its training
-# sequences better than the task.
+# sequences better than the task. It is reported at the stopping budget and at every budget
+# trained: a gap that grows with the steps while the validation error stays says the training
+# sequences, not the steps, set the level.
 
 # %%
 def drop(fewer, more, T, h):
@@ -162,6 +165,16 @@ def gap(row):
     mean_log, low, high = helpers.t_interval(logs)
     return {"ratio_of_means": float(np.mean(list(valid.values())) / np.mean(list(train.values()))),
             "paired": {"geometric_mean": 10 ** mean_log, "ci95": [10 ** low, 10 ** high]}}
+
+
+def gaps_at_every_budget(rows):
+    """{T: {h: {steps: gap}}} of every row: whether more steps fit the training sequences
+    rather than the task."""
+    found = {}
+    for row in sorted(rows, key=lambda r: (r["T"], r["h"], r["steps"])):
+        found.setdefault(str(row["T"]), {}).setdefault(str(row["h"]), {})[str(row["steps"])] = \
+            gap(row)
+    return found
 
 
 def at_stopping_budget(rows, T):
@@ -233,6 +246,7 @@ if __name__ == "__main__":
     lengths = sorted({row["T"] for row in rows})
     grid_at = {T: at_stopping_budget(rows, T) for T in lengths}
     run.record({"grid": {str(T): entry for T, entry in grid_at.items()},
+                "gaps": gaps_at_every_budget(rows),
                 "reversal": reversals(rows, grid_at, args.resamples, args.seed)})
 
 # %% [markdown]
@@ -263,6 +277,12 @@ def report(numbers):
                   f" ratio of minima {found['ratio_of_minima']:.3g}x (Table 3's"
                   f" {times(found['paper_ratio_of_minima'])}); paired, ours"
                   f" {found['paired']['geometric_mean']:.3g}x [{low:.3g}, {high:.3g}]")
+    print("the gap, validation over training NMSE (paired, per seed), at every budget:")
+    for T, by_h in numbers["gaps"].items():
+        for h, by_steps in by_h.items():
+            print(f"  T = {T}, h = {h}: " + ", ".join(
+                f"{int(steps):,} steps {found['paired']['geometric_mean']:.3g}x"
+                for steps, found in by_steps.items()))
     lengths = ", ".join(str(T) for T in numbers["reversal"]["lengths"])
     print(f"R(h) over T = {lengths}, each at its stopping budget [95 % bootstrap over seeds]:")
     for h, found in numbers["reversal"]["by_h"].items():

@@ -65,6 +65,12 @@ def test_a_row_in_two_files_is_taken_from_the_first(tmp_path):
     assert sorted((r["h"], r["per_seed"][0]["last"]) for r in rows) == [(3, 7.0), (4, 1.0)]
 
 
+def test_the_gap_is_validation_over_training_per_seed():
+    found = study.gap(row(4, 100, [4e-6, 9e-6], train=[1e-6, 1e-6]))
+    assert found["ratio_of_means"] == pytest.approx(6.5e-6 / 1e-6)
+    assert found["paired"]["geometric_mean"] == pytest.approx(math.sqrt(4 * 9))
+
+
 def test_the_reversal_bootstrap_against_every_resample_by_hand():
     """With 2 seeds per T, each resample is one of 3 multisets per T; the bootstrap's percentiles
     lie within the range of R over every combination of them, and its point is R of the means."""
@@ -96,3 +102,4 @@ def test_quick_run_on_the_committed_files(tmp_path):
     assert at_8["stopping_budget"] == 20000 and not at_8["still_falling"]
     assert set(at_8["drops"]) == {"3/4", "4/5"}
     assert {"3", "4", "5"} <= set(result["reversal"]["by_h"])
+    assert set(result["gaps"]["8"]["4"]) == {"6000", "20000", "60000", "200000"}   # every budget
