@@ -297,7 +297,9 @@ if __name__ == "__main__":
 # | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ over $T = 8, 32, 128$ (at $h = 4, 5$ they fall) | every mean at $h = 1, 2, 3$ (at $h = 4, 5$ too) |
 #
 # At $T = 32$ and 128 our drops are smaller, after 2,000 steps; study 02e trains on until the
-# errors are no longer shown to fall.
+# errors are no longer shown to fall, and read there (study 02g,
+# `results/02g_grid_at_convergence.json`, 3 seeds) the mean falls 199×, 374× and 167× at
+# $T = 8, 32, 64$, beside Table 2's 11×, 19× and 150×.
 
 # %% [markdown]
 # ## Going further
