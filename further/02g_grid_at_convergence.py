@@ -44,10 +44,16 @@ COMMITTED = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for 
     "_T32_heads4_heads_below3_budgets50000-100000_parts_budget",         # T = 32, longer
     "_T64_heads_below3_budgets20000-60000_parts_budget",                 # T = 64
 )]
+CONTROLS = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for suffix in (
+    "_T64_heads3-4_n_train32000_heads_below3_budgets20000_parts_budget",   # T = 64, 32,000
+)]
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
     "inputs": Setting(COMMITTED, ..., ..., plumbing.path_list,
                       "study 02e's budget files, read as one (comma-separated)"),
+    "controls": Setting(CONTROLS, ..., ..., plumbing.path_list,
+                        "study 02e's runs of the same (T, h, budget) with more training "
+                        "sequences (--n-train), each set beside the run it repeats"),
     "resamples": Setting(10000, 200, ..., positive_int,
                          "bootstrap resamples of the seeds for the interval of R(h)"),
 }
@@ -64,7 +70,9 @@ def config(argv=None):
 def refusals(args):
     """[(flag, accepted, why not, the smallest value accepted)]."""
     missing = [str(path) for path in args.inputs if not Path(path).is_file()]
-    return [("--inputs", not missing, f"no results file at {', '.join(missing)}", None)]
+    controls = [str(path) for path in args.controls if not Path(path).is_file()]
+    return [("--inputs", not missing, f"no results file at {', '.join(missing)}", None),
+            ("--controls", not controls, f"no results file at {', '.join(controls)}", None)]
 
 
 # %%
@@ -240,6 +248,34 @@ def reversals(rows, grid_at, resamples, seed):
                      for h in heads}}
 
 
+# %% [markdown]
+# ## The data control
+#
+# Does the number of training sequences, not the steps, set the level? A control run repeats a
+# $(T, h, \text{budget})$ of the runs above with more training sequences (the same seeds, recipe
+# and validation size; its validation sequences are another draw of the same task, as the data
+# are drawn training part first). Per $(T, h)$: the paired change of the validation NMSE's log10
+# from the 8,000-sequence run to the control, and the control's gap.
+
+# %%
+def data_control(rows, paths):
+    """{T: {h: ...}} of each control row beside the row of `rows` it repeats."""
+    base = {(row["T"], row["h"], row["steps"]): row for row in rows}
+    found = {}
+    for path in paths:
+        numbers = plumbing.read_input(path)
+        sequences = numbers["config"]["n_train"]
+        for row in numbers["budget"]["rows"]:
+            before = base[(row["T"], row["h"], row["steps"])]
+            change = budget_study.log_change(before, row)
+            found.setdefault(str(row["T"]), {})[str(row["h"])] = {
+                "steps": row["steps"], "n_train": sequences,
+                "mean": float(np.mean(list(per_seed(row).values()))),
+                "min": min(per_seed(row).values()),
+                "change_log10": change, "gap": gap(row)}
+    return found
+
+
 # %%
 if __name__ == "__main__":
     rows = read_rows(args.inputs)
@@ -247,6 +283,7 @@ if __name__ == "__main__":
     grid_at = {T: at_stopping_budget(rows, T) for T in lengths}
     run.record({"grid": {str(T): entry for T, entry in grid_at.items()},
                 "gaps": gaps_at_every_budget(rows),
+                "data_control": data_control(rows, args.controls),
                 "reversal": reversals(rows, grid_at, args.resamples, args.seed)})
 
 # %% [markdown]
@@ -283,6 +320,14 @@ def report(numbers):
             print(f"  T = {T}, h = {h}: " + ", ".join(
                 f"{int(steps):,} steps {found['paired']['geometric_mean']:.3g}x"
                 for steps, found in by_steps.items()))
+    for T, by_h in numbers["data_control"].items():
+        for h, found in by_h.items():
+            change, paired = found["change_log10"], found["gap"]["paired"]
+            print(f"data control T = {T}, h = {h}, {found['steps']:,} steps, "
+                  f"{found['n_train']:,} sequences: mean {found['mean']:.2e}, min "
+                  f"{found['min']:.2e}; " + helpers.describe_difference(
+                      "log10 change from 8,000", change)
+                  + f"; gap {paired['geometric_mean']:.3g}x")
     lengths = ", ".join(str(T) for T in numbers["reversal"]["lengths"])
     print(f"R(h) over T = {lengths}, each at its stopping budget [95 % bootstrap over seeds]:")
     for h, found in numbers["reversal"]["by_h"].items():

@@ -103,3 +103,16 @@ def test_quick_run_on_the_committed_files(tmp_path):
     assert set(at_8["drops"]) == {"3/4", "4/5"}
     assert {"3", "4", "5"} <= set(result["reversal"]["by_h"])
     assert set(result["gaps"]["8"]["4"]) == {"6000", "20000", "60000", "200000"}   # every budget
+    assert set(result["data_control"]["64"]) == {"3", "4"}
+
+
+def test_a_data_control_is_set_beside_the_run_it_repeats(tmp_path):
+    import json
+    control = {"config": {"n_train": 32000},
+               "budget": {"rows": [row(4, 100, [1e-6, 1e-5, 1e-4], T=64)]}}
+    path = tmp_path / "control.json"
+    path.write_text(json.dumps(control), encoding="utf-8")
+    base = [row(4, 100, [1e-5, 1e-4, 1e-3], T=64)]
+    found = study.data_control(base, [path])["64"]["4"]
+    assert found["n_train"] == 32000 and found["steps"] == 100
+    assert found["change_log10"]["per_seed"] == pytest.approx([-1.0, -1.0, -1.0])
