@@ -659,8 +659,9 @@ if __name__ == "__main__":
 
 # %%
 LATER_RUNS = ["02e_training_budget_T32_heads4_heads_below3_budgets50000-100000_parts_budget",
-              "02e_training_budget_T64_heads_below3_budgets20000-60000_parts_budget"]
-if __name__ == "__main__" and args.replay:       # the notebook: T = 32 past 50,000 steps, T = 64
+              "02e_training_budget_T64_heads_below3_budgets20000-60000_parts_budget",
+              "02e_training_budget_T128_heads4_heads_below4_budgets20000-60000_parts_budget"]
+if __name__ == "__main__" and args.replay:       # the notebook: T = 32 past 50,000 steps, 64, 128
     for stem in LATER_RUNS:
         later = plumbing.replay(helpers.ROOT / "results" / f"{stem}.json")
         report(later)

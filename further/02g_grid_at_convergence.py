@@ -43,6 +43,8 @@ COMMITTED = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for 
     "_T32_heads_below2_budgets20000-50000_parts_budget",                 # T = 32
     "_T32_heads4_heads_below3_budgets50000-100000_parts_budget",         # T = 32, longer
     "_T64_heads_below3_budgets20000-60000_parts_budget",                 # T = 64
+    "_T128_heads4_heads_below4_budgets20000-60000_parts_budget",         # T = 128, h = 4
+    "_T128_heads3_heads_below3_budgets20000_parts_budget",               # T = 128, h = 3
 )]
 CONTROLS = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for suffix in (
     "_T64_heads3-4_n_train32000_heads_below3_budgets20000_parts_budget",   # T = 64, 32,000
