@@ -656,6 +656,13 @@ if __name__ == "__main__":
 # one rises from 7.6e-6 to 2.6e-5 with its training error at 5.0e-7, as at $T = 8$. At 20,000
 # steps the $h = 4$ models fit training and held-out sequences alike; at 60,000 the held-out error
 # is 12.5× the training one. Study 02g sets this budget beside the others.
+#
+# **$T = 128$** (`results/02e_training_budget_T128_heads4_heads_below4_budgets20000-60000_parts_budget.json`,
+# $h = 4$ at 20,000 and 60,000 steps, 56 min 58 s; $h = 3$ at 20,000 in
+# `results/02e_training_budget_T128_heads3_heads_below3_budgets20000_parts_budget.json`, 16 min
+# 47 s; 3 seeds), replayed below: the $h = 4$ error is **not shown to fall** after 20,000 steps
+# (log10 change +0.059 [−1.822, +1.939]; the seeds fall 1.4× and 3.8× and rise 7.8×) while every
+# seed's training error falls to about 3e-7. $h = 5$ at $T = 128$ is not run yet.
 
 # %%
 LATER_RUNS = ["02e_training_budget_T32_heads4_heads_below3_budgets50000-100000_parts_budget",
@@ -686,6 +693,9 @@ if __name__ == "__main__" and args.replay:       # the notebook: T = 32 past 50,
 #                                                                       # T = 32, longer (61 min)
 #     python further/02e_training_budget.py --parts budget --T 64 --heads-below 3 --budgets 20000,60000
 #                                                                       # T = 64 (77 min 51 s)
+#     python further/02e_training_budget.py --parts budget --T 128 --heads 4 --heads-below 4 --budgets 20000,60000
+#     python further/02e_training_budget.py --parts budget --T 128 --heads 3 --heads-below 3 --budgets 20000
+#                                                                       # T = 128 (56 min 58 s, 16 min 47 s)
 #     python further/02e_training_budget.py --parts timing --T 8,32,128  # stacked against separate
 #     python further/02e_training_budget.py --full                      # all of it at T = 8, 32, 128, 5 seeds
 #     python further/02e_training_budget.py --quick                     # seconds; what the tests use
