@@ -373,8 +373,9 @@ def plot(numbers):
     for offset, kind, colour in ((-0.2, "from_mean", "C1"), (0.2, "from_min", "C0")):
         found = [by_h[h][kind] for h in by_h]
         values = [f["value"] for f in found]
-        errors = [[v - f["ci95"][0] for v, f in zip(values, found)],
-                  [f["ci95"][1] - v for v, f in zip(values, found)]]
+        # a percentile interval may leave out its point: then no bar on that side
+        errors = [[max(0.0, v - f["ci95"][0]) for v, f in zip(values, found)],
+                  [max(0.0, f["ci95"][1] - v) for v, f in zip(values, found)]]
         right.bar(positions + offset, values, 0.2, yerr=errors, color=colour, capsize=3,
                   label=f"ours, {kind.replace('_', ' ')}")
         right.bar(positions + offset + 0.2, [f["paper"] or 0 for f in found], 0.2, color=colour,
