@@ -27,7 +27,7 @@ import helpers
 
 CLIENT = {"client": None}   # the Dask client of --scheduler, else None
 FIRST_WORKER_S = 600        # a sweep waits this long for a first worker (a batch job may queue),
-NO_WORKERS_S = 600          # then ends when every worker has been gone this long (a new job may queue),
+NO_WORKERS_S = 600          # then ends when every worker has been gone this long,
 NO_SCHEDULER_S = 60         # or when its scheduler has been out of reach this long.
 POLL_S = 0.05               # how often a sweep looks for finished runs
 HEALTH_S = 1.0              # how often it asks the scheduler how many workers remain
