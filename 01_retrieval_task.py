@@ -19,13 +19,13 @@ from typing import Callable, Sequence
 import matplotlib.pyplot as plt
 import torch
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
-import helpers
-from helpers import Setting, int_list, positive_int
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
+import harness
+from harness import Setting, int_list, positive_int
 
 
 def config(argv=None):
-    args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+    args = harness.config(SETTINGS, argv, __doc__.split("\n")[0],
                           full="more samples, T up to 1024", refusals=refusals)
     args.device = "cpu"  # 01 trains nothing
     return args
@@ -56,7 +56,7 @@ SETTINGS = {
 DEFAULT_DIRECTIONS = SETTINGS["directions"].default  # lessons 02-04 read the task with it
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("01_retrieval_task", args)
+    run = harness.Run("01_retrieval_task", args)
 
 
 # %% [markdown]

@@ -18,16 +18,17 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
 import helpers
-from helpers import Setting, int_list, positive_float, positive_int
+import harness
+from harness import Setting, int_list, positive_float, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 MAX_T = 1024  # the longest T a run may ask for
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0], refusals=refusals,
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0], refusals=refusals,
                           full="the paper's grid: T 8 ... 128, 20,000 steps, 3 seeds")
 
 
@@ -53,7 +54,7 @@ SETTINGS = {
 }
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("02_multihead_model", args)
+    run = harness.Run("02_multihead_model", args)
 
 # %% [markdown]
 # ## The attention layer (eq. 4–5)
@@ -154,7 +155,7 @@ def parameter_counts(model):
 HEAD_DIM = 8      # n (the paper's)
 WIDTH = 32        # N (the paper's)
 RECIPE = {"head_dim": HEAD_DIM, "width": WIDTH, "batch_size": SETTINGS["batch_size"].default,
-          "lr": SETTINGS["lr"].default, "evaluate_every": 0}
+          "lr": SETTINGS["lr"].default}
 
 
 def make_data(seq_len, D, n_train, n_valid, seed, directions=task.DEFAULT_DIRECTIONS):
@@ -170,19 +171,16 @@ def build_model(run):
     return MultiHeadModel(n_heads=run["h"], head_dim=run["head_dim"], width=run["width"])
 
 
-def train_one(run, build=build_model, keep_best=False):
-    """Train one (T, h, seed); plain dicts in and out, for the sweep's workers.
-    keep_best: end on the best validation checkpoint (the studies' option)."""
+def train_one(run, build=build_model):
+    """Train one (T, h, seed); plain dicts in and out, for the sweep's workers."""
     started = time.perf_counter()
     train, valid, _ = make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
                                 run["data_seed"], run["directions"])
     model, _, fit = helpers.train_seeded(run, lambda: build(run), train, valid,
                                          steps=run["steps"], batch_size=run["batch_size"],
-                                         lr=run["lr"], keep_best=keep_best,
-                                         name=f"T={run['T']} h={run['h']} seed={run['seed']}",
-                                         evaluate_every=run["evaluate_every"])
+                                         lr=run["lr"],
+                                         name=f"T={run['T']} h={run['h']} seed={run['seed']}")
     return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
-            "last_valid_nmse": fit["last_valid_nmse"], "history": fit["history"],
             "parameters": parameter_counts(model), "seconds": time.perf_counter() - started,
             "state": {k: v.cpu() for k, v in model.state_dict().items()}}
 
@@ -190,7 +188,7 @@ def train_one(run, build=build_model, keep_best=False):
 # %% [markdown]
 # ## The sweep: Fig. 1a beside Table 2
 #
-# Every $(T, h, \text{seed})$ of the settings, trained one process per core (`helpers.run_sweep`).
+# Every $(T, h, \text{seed})$ of the settings, trained one process per core (`harness.run_sweep`).
 
 # %%
 def sweep_runs(args):
@@ -208,7 +206,7 @@ def sweep_cost(run):
 
 
 if __name__ == "__main__":
-    trained = helpers.run_sweep(sweep_runs(args), args.workers, train_one, cost=sweep_cost)
+    trained = harness.run_sweep(sweep_runs(args), args.workers, train_one, cost=sweep_cost)
 
 # %% [markdown]
 # **The result.** Each $(T, h)$'s validation NMSE over its seeds (`helpers.seed_stats`), and
@@ -263,7 +261,7 @@ def plot_nmse(result, args, title=None, statistic="min"):
     figure, axis = plt.subplots(figsize=(6, 4))
     axis.axvline(result["knee"]["h"], color="grey", ls=":", label="knee: h = D")
     lines = {f"T = {T}": by_heads for T, by_heads in result["nmse"].items()}
-    helpers.plot_lines(axis, lines, statistic, seeds=statistic == "mean", yscale="log",
+    harness.plot_lines(axis, lines, statistic, seeds=statistic == "mean", yscale="log",
                        xticks=args.heads, xlabel="number of heads h",
                        ylabel=f"{statistic} validation NMSE over seeds",
                        title=title or f"One attention layer, D = {args.D}")

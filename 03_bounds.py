@@ -17,16 +17,17 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
 import helpers
-from helpers import Setting, float_list, int_list, positive_int
+import harness
+from harness import Setting, float_list, int_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0],
                           full="beta up to 2000, 2000 sequences per T", refusals=refusals)
 
 
@@ -52,7 +53,7 @@ SETTINGS = {
 }
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("03_bounds", args)
+    run = harness.Run("03_bounds", args)
 
 
 # %% [markdown]
@@ -183,6 +184,14 @@ def construction_errors(seq_lens, betas, n, seed, D=CONSTRUCTION_D, dim=CONSTRUC
 RATE_FROM_BETA = 10   # fit the rate on the large-beta end
 
 
+def fit_slope(x, y):
+    """Least-squares slope of log10(y) against log10(x): the exponent of a power law y ~ x^a."""
+    log_x = torch.tensor(x, dtype=torch.float64).log10()
+    log_y = torch.tensor(y, dtype=torch.float64).log10()
+    centred = log_x - log_x.mean()
+    return float((centred * (log_y - log_y.mean())).sum() / (centred ** 2).sum())
+
+
 def construction_rates(rows):
     """{T: the rate over beta >= RATE_FROM_BETA}; skips errors that underflow to 0
     (T <= 4: |S_i| = 1) and a T with under two betas."""
@@ -191,7 +200,7 @@ def construction_rates(rows):
         points = [(row["beta"], row["max_error"]) for row in rows
                   if row["T"] == seq_len and row["beta"] >= RATE_FROM_BETA and row["max_error"] > 0]
         if len({beta for beta, _ in points}) >= 2:
-            rate[str(seq_len)] = helpers.fit_slope(*zip(*points))
+            rate[str(seq_len)] = fit_slope(*zip(*points))
     return rate
 
 
@@ -265,7 +274,7 @@ def plot_upper_bound(upper):
             lines.setdefault(f"T = {row['T']}", {})[row["beta"]] = row[key]
         return lines
 
-    drawn = helpers.plot_lines(axis, by_length("max_error"), xscale="log", yscale="log",
+    drawn = harness.plot_lines(axis, by_length("max_error"), xscale="log", yscale="log",
                                xlabel=r"softmax scale $\beta$", ylabel=r"max $|\tilde z_i - z_i|$",
                                title="Hand-built h = D model: error (solid) and bound (dashed)")
     for name, bound in by_length("bound").items():
@@ -280,7 +289,7 @@ def plot_lower_bound(lower):
     axis.axhline(BARRON_GAMMA, color="k", ls="--", label="h = D: gamma = 2 (Barron)")
     axis.axvline(128, color="grey", ls=":", label="the paper's longest T")
     lines = {name: entry["k"] for name, entry in lower["lower_bound"].items()}
-    helpers.plot_lines(axis, lines, xscale="log", xlabel="sequence length T",
+    harness.plot_lines(axis, lines, xscale="log", xlabel="sequence length T",
                        ylabel="exponent of 1/eps", title="Lower-bound exponent k of Theorem 2(2)")
     axis.set_yscale("symlog", linthresh=1)
     return figure

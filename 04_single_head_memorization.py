@@ -18,16 +18,17 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
 import helpers
-from helpers import Setting, int_list, positive_int
+import harness
+from harness import Setting, int_list, positive_int
 
 model_file = helpers.load_concept("02_multihead_model")  # its layer, model, recipe and data
 task = model_file.task                                     # lesson 01's task
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0],
                           full="T up to 128 (256 in part a), 3 seeds, 10,000 steps",
                           refusals=refusals)
 
@@ -64,7 +65,7 @@ SETTINGS = {
 }
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("04_single_head_memorization", args)
+    run = harness.Run("04_single_head_memorization", args)
 
 
 # %% [markdown]
@@ -212,7 +213,7 @@ def route_runs(args, routes):
 
 
 if __name__ == "__main__":
-    trained = helpers.run_sweep(route_runs(args, route_heads(args.D)), args.workers, train_route,
+    trained = harness.run_sweep(route_runs(args, route_heads(args.D)), args.workers, train_route,
                                 cost=model_file.sweep_cost)
 
 # %% [markdown]
@@ -250,7 +251,7 @@ def plot_routes(routes):
         right.loglog(lengths, [v["parameters"]["paper"] for v in by_length.values()], "o-",
                      label=route)
     for axis in (left, right):
-        helpers.label_log_axis(axis, lengths)            # 4, 8, 16, ... without crowding
+        harness.label_log_axis(axis, lengths)            # 4, 8, 16, ... without crowding
         axis.set_xlabel("sequence length T")
         axis.legend(fontsize=7)
     left.set_ylabel("NMSE: validation (solid), training (dashed)")

@@ -19,13 +19,14 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
 import helpers
-from helpers import Setting, float_list, int_list, positive_int
+import harness
+from harness import Setting, float_list, int_list, positive_int
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0],
                           full="L up to 256, d up to 16, B = 2 and 3", refusals=refusals)
 
 
@@ -64,7 +65,7 @@ DIM = 16            # token dimension p
 N_MATCH = 2         # tokens that carry the query's key
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("05_saturation", args)
+    run = harness.Run("05_saturation", args)
 
 # %% [markdown]
 # ## The bounded-logit lemma
@@ -215,7 +216,7 @@ def sweep_cost(run):
 
 
 if __name__ == "__main__":
-    trained = helpers.run_sweep(model_side_runs(args), args.workers, match_numbers,
+    trained = harness.run_sweep(model_side_runs(args), args.workers, match_numbers,
                                 cost=sweep_cost)
 
 # %% [markdown]
@@ -290,9 +291,9 @@ def plot_saturation(result):
     figure, axes = plt.subplots(1, len(side["capped"]) + 2, figsize=(14, 3.8))
     for axis, (name, table) in zip(axes, by_kind(side).items()):
         lines = {f"L = {L}": by_dim for L, by_dim in table.items()}
-        helpers.plot_lines(axis, lines, seeds=False, xscale="log", xlabel="head dimension d",
+        harness.plot_lines(axis, lines, seeds=False, xscale="log", xlabel="head dimension d",
                            ylabel="validation NMSE, mean", title=name)
-    helpers.plot_lines(axes[-1], by_kind(side["gain"]), xscale="log", xlabel="sequence length L",
+    harness.plot_lines(axes[-1], by_kind(side["gain"]), xscale="log", xlabel="sequence length L",
                        ylabel=f"gain E({side['smallest_head_dim']}) - E({side['rank']})",
                        title="Does head dimension buy less as L grows?")
     figure.tight_layout()

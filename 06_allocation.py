@@ -17,13 +17,14 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
 import helpers
-from helpers import Setting, positive_int
+import harness
+from harness import Setting, positive_int
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0],
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0],
                           full="more seeds and steps", refusals=refusals)
 
 
@@ -49,12 +50,12 @@ SETTINGS = {
 POOR_HEAD_DIM = 2   # the poor layers' head dimension
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("06_allocation", args)
+    run = harness.Run("06_allocation", args)
 
 # %% [markdown]
 # ## A transformer whose layers each choose their heads and head dimension
 #
-# Layer $\ell$ is a pre-layer-norm block (`helpers.Block`),
+# Layer $\ell$ is a pre-layer-norm `Block`,
 # $u \leftarrow u + \mathrm{MHA}_\ell(\mathrm{LN}(u))$,
 # $u \leftarrow u + \mathrm{MLP}(\mathrm{LN}(u))$, with $H_\ell$ heads of dimension $d_\ell$ and the
 # $1/\sqrt{d_\ell}$ scale. Its **attention budget** is $H_\ell d_\ell$ (its attention parameters:
@@ -62,6 +63,51 @@ if __name__ == "__main__":
 # there (tested).
 
 # %%
+class Block(nn.Module):
+    """Pre-LN block: n_heads attention heads of dimension head_dim, then an MLP."""
+
+    def __init__(self, width, n_heads, head_dim):
+        super().__init__()
+        scale = 1 / math.sqrt(width)
+        self.n_heads, self.head_dim = n_heads, head_dim
+        self.W_Q = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)  # [H, d, E]
+        self.W_K = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_V = nn.Parameter(torch.randn(n_heads, head_dim, width) * scale)
+        self.W_O = nn.Linear(n_heads * head_dim, width, bias=False)
+        self.norm_attention, self.norm_mlp = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
+
+    def queries_keys(self, asking, u):
+        """asking [B, T', E], u [B, T, E] -> q [B, H, T', d], k [B, H, T, d]"""
+        q = torch.einsum("bte,hde->bhtd", asking, self.W_Q)
+        k = torch.einsum("bte,hde->bhtd", u, self.W_K)
+        return q, k
+
+    def attention(self, u, mask, last_only=False):
+        """u [B, T, E], mask [T, T] or None -> [B, T' = T or 1, E]"""
+        asking = u[:, -1:] if last_only else u                             # [B, T', E]
+        q, k = self.queries_keys(asking, u)
+        v = torch.einsum("bte,hde->bhtd", u, self.W_V)                     # [B, H, T, d]
+        if last_only:
+            mask = mask[-1:]
+        weights = helpers.attention_weights(q @ k.transpose(-1, -2),       # [B, H, T', T]
+                                            1 / math.sqrt(self.head_dim), mask=mask)
+        heads = weights @ v                                                # [B, H, T', d]
+        return self.W_O(heads.transpose(1, 2).flatten(2))                 # concat, W_O
+
+    def forward(self, u, mask, last_only=False):
+        normed = self.norm_attention(u)
+        u = u[:, -1:] if last_only else u
+        u = u + self.attention(normed, mask, last_only)
+        return u + self.mlp(self.norm_mlp(u))
+
+
+def causal_mask(seq_len):
+    """[T, T], True where t may not look at s: s > t."""
+    return torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
+
+
 def attention_budget(layers):
     return sum(h * d for h, d in layers)
 
@@ -73,10 +119,10 @@ class AllocatedTransformer(nn.Module):
         super().__init__()
         self.embed = self.embedding(token_dim, width)
         self.position = nn.Parameter(torch.randn(seq_len, width) * 0.02)
-        self.blocks = nn.ModuleList(helpers.Block(width, h, d) for h, d in layers)
+        self.blocks = nn.ModuleList(Block(width, h, d) for h, d in layers)
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, out_dim)
-        self.register_buffer("mask", helpers.causal_mask(seq_len), persistent=False)
+        self.register_buffer("mask", causal_mask(seq_len), persistent=False)
 
     def embedding(self, token_dim, width):
         return nn.Linear(token_dim, width)
@@ -197,7 +243,7 @@ def sweep_cost(run):
 
 if __name__ == "__main__":
     compared = allocations(args.key_dim, POOR_HEAD_DIM)
-    allocation_results = helpers.run_sweep(allocation_runs(args, compared), args.workers,
+    allocation_results = harness.run_sweep(allocation_runs(args, compared), args.workers,
                                            train_one, cost=sweep_cost)
 
 # %% [markdown]

@@ -18,13 +18,16 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py
+sys.path.append(str(Path.cwd().parent))  # lets notebooks/ find helpers.py and harness.py
 import helpers
-from helpers import Setting, int_list, positive_int
+import harness
+from harness import Setting, int_list, positive_int
+
+allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0], refusals=refusals,
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0], refusals=refusals,
                           full="5 seeds, T = 16 and 64, 1,500 steps")
 
 
@@ -52,7 +55,7 @@ PATCH = 2                 # patch side P in pixels
 MAX_SIDE = 128            # at most 64 x 64 patches (T = 4096)
 if __name__ == "__main__":
     args = config()
-    run = helpers.Run("07_real_data", args)
+    run = harness.Run("07_real_data", args)
 
 # %% [markdown]
 # ## The paper's protocol
@@ -115,7 +118,7 @@ def load_digits():
 # ### The model: a small vision transformer
 #
 # Linear patch embedding, a learned CLS token and positions, lesson 06's pre-LN block
-# (`helpers.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, then $u \leftarrow u +
+# (`allocation.Block`: $u \leftarrow u + \mathrm{MHA}(\mathrm{LN}(u))$, then $u \leftarrow u +
 # \mathrm{MLP}(\mathrm{LN}(u))$, logits scaled by $1/\sqrt d$) with no mask, a classifier on CLS.
 
 # %%
@@ -127,7 +130,7 @@ class VisionTransformer(nn.Module):
         self.embed = nn.Linear(patch_dim, width)
         self.cls = nn.Parameter(torch.zeros(1, 1, width))
         self.position = nn.Parameter(torch.randn(n_patches + 1, width) * 0.02)
-        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
+        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, n_classes)
@@ -195,7 +198,7 @@ def train_vit(run):
 
 # %% [markdown]
 # The protocol: $d$ fixed, so $E = hd$; every (side, $h$, seed) is one run, trained in parallel
-# (`helpers.run_sweep`).
+# (`harness.run_sweep`).
 
 # %%
 def train_protocol(args, data):
@@ -206,7 +209,7 @@ def train_protocol(args, data):
                  lr=LR, device=args.device, data=data, seed=args.seed + s)
             for side in dict.fromkeys(args.sides) for h in dict.fromkeys(args.heads)
             for s in range(args.seeds)]
-    results = helpers.run_sweep(runs, args.workers, train_vit,
+    results = harness.run_sweep(runs, args.workers, train_vit,
                                 cost=lambda run: (run["side"] // PATCH) ** 2 * run["width"])
     rows = {}
     for result in results:                              # in the order of runs: seeds in order
@@ -272,7 +275,7 @@ def plot_fixed_head_dim(result):
     for axis, split in zip(axes, ("train", "valid")):
         lines = {f"T = {T} + CLS": {h: entry[split] for h, entry in by_h.items()}
                  for T, by_h in by_length.items()}
-        helpers.plot_lines(axis, lines, xscale="log", xlabel="heads h", ylabel=f"{split} accuracy")
+        harness.plot_lines(axis, lines, xscale="log", xlabel="heads h", ylabel=f"{split} accuracy")
     return figure
 
 

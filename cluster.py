@@ -1,6 +1,6 @@
 """Sweeps on a Dask cluster: the optional path beyond one machine (pip install -r
 requirements-cluster.txt). A lesson or study run with `--scheduler tcp://host:8786` (or
-$DASK_SCHEDULER) connects here before any work, and helpers.run_sweep then sends each run to
+$DASK_SCHEDULER) connects here before any work, and harness.run_sweep then sends each run to
 the cluster's workers instead of joblib's processes. Nothing else in the course needs Dask.
 
     connect         the client of --scheduler, refused in one line when nothing answers
@@ -8,10 +8,10 @@ the cluster's workers instead of joblib's processes. Nothing else in the course 
     on_the_cluster  (index, result) of each run as it finishes on the cluster; every wait bounded
     machines        which machine trained each run, for the results file's provenance
 
-The course's own modules (helpers, plumbing, engine's, the numbered files) travel with each run
-by value, so the scheduler and its workers need the course's requirements, not its checkout. A
-run that reads a file of the repository (a committed results file, a text) reads it at the path
-it has on the machine that sent it.
+The course's own modules (helpers, harness, plumbing, engine's, the numbered files) travel with
+each run by value, so the scheduler and its workers need the course's requirements, not its
+checkout. A run that reads a file of the repository (a committed results file, a text) reads it
+at the path it has on the machine that sent it.
 """
 
 import socket
@@ -24,6 +24,7 @@ import torch
 from torch.backends import cpu as torch_cpu
 
 import helpers
+import harness
 
 CLIENT = {"client": None}   # the Dask client of --scheduler, else None
 FIRST_WORKER_S = 600        # a sweep waits this long for a first worker (a batch job may queue),
@@ -42,22 +43,22 @@ def connect(address, seconds=10):
         from distributed import Client
         from distributed.comm.addressing import get_address_host_port
     except ImportError:
-        helpers.refuse("--scheduler",
+        harness.refuse("--scheduler",
                        "Dask is not installed: pip install -r requirements-cluster.txt")
     try:
         host, port = get_address_host_port(address)
     except ValueError:
-        helpers.refuse("--scheduler", f"expected an address such as tcp://host:8786, "
+        harness.refuse("--scheduler", f"expected an address such as tcp://host:8786, "
                                       f"got {address!r}")
     try:
         socket.create_connection((host, port), timeout=seconds).close()
     except OSError as error:
-        helpers.refuse("--scheduler", f"nothing answered at {address} within {seconds} s "
+        harness.refuse("--scheduler", f"nothing answered at {address} within {seconds} s "
                                       f"({type(error).__name__})")
     try:
         CLIENT["client"] = Client(address, timeout=f"{seconds}s", set_as_default=False)
     except Exception as error:  # noqa: BLE001 - what answered is not a Dask scheduler
-        helpers.refuse("--scheduler", f"no Dask scheduler answered at {address} within "
+        harness.refuse("--scheduler", f"no Dask scheduler answered at {address} within "
                                       f"{seconds} s ({type(error).__name__})")
     return CLIENT["client"]
 
@@ -69,7 +70,7 @@ def engine():
     client = CLIENT["client"]
     address, threads = client.scheduler.address, client.nthreads()   # {worker: threads}
     if any(count != 1 for count in threads.values()):
-        helpers.refuse("--scheduler", f"the workers at {address} run "
+        harness.refuse("--scheduler", f"the workers at {address} run "
                                       f"{sorted(set(threads.values()))} threads each; start them "
                                       f"with --nthreads 1, so that each run trains alone on its "
                                       f"thread")
@@ -81,14 +82,14 @@ def on_the_cluster(train, queue):
     """(index, result) of the queue's runs as they finish on the cluster, submitted costliest
     first. Every wait is bounded: FIRST_WORKER_S for a first worker, then NO_WORKERS_S with no
     worker left or NO_SCHEDULER_S without the scheduler; each ends the sweep with one line
-    (helpers.SweepFailed) saying what went away and how many runs are unfinished."""
+    (harness.SweepFailed) saying what went away and how many runs are unfinished."""
     from distributed import as_completed
     client = CLIENT["client"]
     address = client.scheduler.address
     try:
         client.wait_for_workers(1, timeout=FIRST_WORKER_S)
     except TimeoutError:
-        raise helpers.SweepFailed(f"no worker joined the cluster at {address} within "
+        raise harness.SweepFailed(f"no worker joined the cluster at {address} within "
                                   f"{FIRST_WORKER_S} s, with {len(queue)} runs unfinished") from None
     import cloudpickle
     send_the_course_by_value()
@@ -106,7 +107,7 @@ def on_the_cluster(train, queue):
                     index, result, machine = future.result()
                 except CancelledError:
                     watch.stop(f"the scheduler at {address} went away", futures)
-                helpers.TRAINED_ON.append((helpers.run_name(futures[future][1]), machine))
+                harness.TRAINED_ON.append((harness.run_name(futures[future][1]), machine))
                 del futures[future]
                 yield index, result
             if not batch:
@@ -141,8 +142,8 @@ class Watch:
     def stop(self, what, unfinished):
         """End the sweep in one line: what happened, and how many runs are unfinished."""
         waiting = [run for _, run in unfinished.values()]
-        raise helpers.SweepFailed(f"{what}: the sweep stops with {len(waiting)} runs unfinished, "
-                                  f"among them {helpers.run_name(waiting[0])}")
+        raise harness.SweepFailed(f"{what}: the sweep stops with {len(waiting)} runs unfinished, "
+                                  f"among them {harness.run_name(waiting[0])}")
 
 
 class Call:
@@ -160,14 +161,14 @@ class Call:
 
 
 def trained_on_a_worker(train, item):
-    """helpers.trained on a worker, and the machine it trained on."""
-    index, result = helpers.trained(train, item)
+    """harness.trained on a worker, and the machine it trained on."""
+    index, result = harness.trained(train, item)
     return index, result, this_machine()
 
 
 def this_machine():
     """The host, processor, vector extension and torch build of this process's machine."""
-    return {"host": socket.gethostname(), "cpu": helpers.cpu_model(),
+    return {"host": socket.gethostname(), "cpu": harness.cpu_model(),
             "cpu_capability": torch_cpu.get_cpu_capability(), "torch": torch.__version__}
 
 

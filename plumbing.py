@@ -1,13 +1,13 @@
-"""What only the going-further studies share: a lesson needs none of it (helpers.py has the
+"""What only the going-further studies share: a lesson needs none of it (harness.py has the
 command line, the run's files and the sweeps).
 
     REPLAY, replay, read_input   draw a committed run again from its JSON instead of training;
                                  every results file a run reads is kept with its sha256
-    config, Run                  helpers' config and Run, with a study's parts (--parts b runs
+    config, Run                  harness' config and Run, with a study's parts (--parts b runs
                                  part b and the parts it needs, into a file named _parts_b),
                                  the inputs in the provenance, and a replay's analysis written
                                  as a file of its own (finish_analysis)
-    run_sweep                    helpers.run_sweep with a line per run or per group of runs
+    run_sweep                    harness.run_sweep with a line per run or per group of runs
     refuse_unaccepted            the first of a study's checks that fails, refused in one line
     path_list                    a flag's list of files
     fresh_interpreter            what a new Python process prints (07a's corpus of docstrings)
@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 import helpers
-from helpers import Setting
+import harness
+from harness import Setting
 
 # A side study's row: draw a committed run again from its JSON instead of training.
 REPLAY = Setting(None, ..., ..., Path, "draw this committed results file again instead of "
@@ -31,27 +32,27 @@ REPLAYED = {}   # the results files read_input() read for this run: path -> sha2
 
 def path_list(text):
     """A comma-separated list of file paths, e.g. "results/a.json,results/b.json"."""
-    return [Path(part) for part in helpers._items(text)]
+    return [Path(part) for part in harness._items(text)]
 
 
 def refuse_unaccepted(checks):
     """Refuse the first of checks [(flag, accepted, why not, the smallest value accepted or
-    None)] that is not accepted (helpers.refuse); returns nothing when all are."""
+    None)] that is not accepted (harness.refuse); returns nothing when all are."""
     for flag, accepted, why, smallest in checks:
         if not accepted:
-            helpers.refuse(flag, why, smallest=smallest)
+            harness.refuse(flag, why, smallest=smallest)
 
 
 def config(settings, argv=None, description="", parts=None, full="the paper's scale",
            refusals=None, notebook_args=""):
-    """helpers.config with --parts when the study has parts ({part: the parts it needs}):
+    """harness.config with --parts when the study has parts ({part: the parts it needs}):
     args.parts becomes the parts to run, in the study's order, before its refusals are read."""
-    parser = helpers.build_parser(settings, description, full)
+    parser = harness.build_parser(settings, description, full)
     if parts is not None:
         parser.add_argument("--parts", help=f"only these parts, comma-separated, each with the "
                                             f"parts it needs: {','.join(parts)} (default: all)")
-    argv = helpers.cli_argv(notebook_args) if argv is None else argv
-    args = helpers.config(settings, argv, parser=parser)
+    argv = harness.cli_argv(notebook_args) if argv is None else argv
+    args = harness.config(settings, argv, parser=parser)
     if parts is not None:
         args.parts = chosen_parts(parts, args.parts)
     if refusals is not None:
@@ -66,7 +67,7 @@ def chosen_parts(parts, text):
     asked = [name.strip() for name in text.split(",")]
     unknown = [name for name in asked if name not in parts]
     if unknown:
-        helpers.refuse("--parts", f"unknown part {unknown[0]!r}; this file's parts are "
+        harness.refuse("--parts", f"unknown part {unknown[0]!r}; this file's parts are "
                        f"{', '.join(parts)}")
     for name in list(asked):
         asked += parts[name]
@@ -74,14 +75,14 @@ def chosen_parts(parts, text):
 
 
 def output_suffix(args, parts=None, named=()):
-    """helpers.output_suffix, then "_parts_b" when --parts left some of the study's parts out."""
+    """harness.output_suffix, then "_parts_b" when --parts left some of the study's parts out."""
     asked = getattr(args, "parts", None)
     chosen = asked and parts is not None and list(asked) != list(parts)
-    return helpers.output_suffix(args, named) + ("_parts_" + "_".join(asked) if chosen else "")
+    return harness.output_suffix(args, named) + ("_parts_" + "_".join(asked) if chosen else "")
 
 
-class Run(helpers.Run):
-    """A study's run: helpers.Run, named after its parts too, whose provenance also names every
+class Run(harness.Run):
+    """A study's run: harness.Run, named after its parts too, whose provenance also names every
     results file the run read (read_input, replay) with its sha256 and whether it is the
     committed file."""
 
@@ -101,7 +102,7 @@ class Run(helpers.Run):
 
 
 def run_sweep(runs, workers, train, label=None, cost=None, group=None):
-    """helpers.run_sweep, with a line per run, label(result), as each ends; or with group(run)
+    """harness.run_sweep, with a line per run, label(result), as each ends; or with group(run)
     a line per group, label(its results), when its last run ends (a result carries its run's
     keys, so group reads either); with group alone, the group and its count."""
     if label is None:
@@ -121,7 +122,7 @@ def run_sweep(runs, workers, train, label=None, cost=None, group=None):
         shown = [results[member] for member in members[name]] if group else results[index]
         return count + label(shown)
 
-    return helpers.run_sweep(runs, workers, train, cost, report)
+    return harness.run_sweep(runs, workers, train, cost, report)
 
 
 def analysis_name(stem, replayed):
@@ -135,10 +136,10 @@ def replay(path):
     training; prints which run wrote them (its command's flags and its wall time). The file's
     sha256 is kept for the provenance of what this process writes (with_replayed_inputs)."""
     if not Path(path).is_file():
-        helpers.refuse("--replay", f"no results file at {path}")
+        harness.refuse("--replay", f"no results file at {path}")
     written = read_input(path)
     flags = " ".join(f"--{key}" for key in written["config"].get("changed", []))
-    print(f"replaying {helpers.shown_path(path)}: written by {written['script']} "
+    print(f"replaying {harness.shown_path(path)}: written by {written['script']} "
           f"({written['config']['preset']} preset{', changed: ' + flags if flags else ''}) "
           f"in {written['wall_time_s']:.0f} s on {written['device']}")
     return {key: value for key, value in written.items() if key not in
@@ -150,7 +151,7 @@ def read_input(path):
     """The content of a results file this run reads (a replay, a lesson run a control stands
     beside), kept with its sha256 for the provenance of what this process writes."""
     content = Path(path).read_bytes()
-    REPLAYED[helpers.shown_path(path)] = hashlib.sha256(content).hexdigest()
+    REPLAYED[harness.shown_path(path)] = hashlib.sha256(content).hexdigest()
     return json.loads(content.decode("utf-8"))
 
 
@@ -168,9 +169,9 @@ def with_replayed_inputs(record, root=None):
         return record
     root = Path(root or helpers.ROOT)
     inputs = {path: {"sha256": digest,
-                     "as_committed": helpers.git(root, "ls-files", "--error-unmatch", path)
+                     "as_committed": harness.git(root, "ls-files", "--error-unmatch", path)
                      is not None
-                     and helpers.git(root, "diff", "--quiet", "HEAD", "--", path) is not None}
+                     and harness.git(root, "diff", "--quiet", "HEAD", "--", path) is not None}
               for path, digest in REPLAYED.items()}
     dirty = record["dirty"]
     if dirty is not None:
@@ -178,7 +179,7 @@ def with_replayed_inputs(record, root=None):
     return {**record, "dirty": dirty, "inputs": inputs}
 
 
-@helpers.cached
+@harness.cached
 def fresh_interpreter(code, *args):
     """What `python -c CODE ARGS` prints, run in a new interpreter once per process: what it
     reads does not depend on what this process imported or replaced before (pytest, a notebook's

@@ -1,9 +1,11 @@
-"""What studies 02a-02f share beyond lesson 02: the sweep as the lesson runs it in view, its
-printout beside paper A's tables, and the bookkeeping of study 02f's attention maps.
+"""What studies 02a-02f share beyond lesson 02: the lesson's training with validation
+checkpoints, the sweep as the lesson runs it in view, its printout beside paper A's tables, and
+the bookkeeping of study 02f's attention maps.
 
 The lesson's model, training, tables, Fig. 1a and printout come from the lesson itself; the
 measurement of where each head looks is study 02f's and comes in as an argument."""
 import math
+import time
 
 import matplotlib.pyplot as plt
 import torch
@@ -50,6 +52,62 @@ def base_run(args, recipe):
                 directions=task.DEFAULT_DIRECTIONS,
                 steps=args.steps, n_train=args.n_train, n_valid=args.n_valid,
                 data_seed=args.seed, device=args.device)
+
+
+# ----------------------------------------------------------------------------------------------
+# The lesson's training, with validation checkpoints (the studies' option)
+# ----------------------------------------------------------------------------------------------
+class Checkpoints:
+    """after_step for helpers.fit: the validation NMSE every `every` steps (0: never), as the
+    history, and with keep_best the weights of the best checkpoint so far. It only reads: the
+    run trains on the same batches with or without it."""
+
+    def __init__(self, model, valid, every, keep_best=False):
+        self.model, self.valid, self.every, self.keep_best = model, valid, every, keep_best
+        self.history, self.best = [], None
+
+    def __call__(self, step):
+        if not self.every or (step + 1) % self.every:
+            return
+        score = helpers.evaluate_nmse(self.model, self.valid)
+        self.history.append({"step": step + 1, "valid_nmse": score})
+        if self.keep_best and score <= min(point["valid_nmse"] for point in self.history):
+            self.best = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+
+
+def train_with_checkpoints(model, train, valid, *, evaluate_every, keep_best=False, **options):
+    """helpers.train_regression with a validation checkpoint every evaluate_every steps and, with
+    keep_best, the best checkpoint's weights at the end. Adds to its NMSEs "last_valid_nmse"
+    (the last step's), "history" and "selection" (best_checkpoint or last)."""
+    checkpoints = Checkpoints(model, valid, evaluate_every, keep_best)
+    fit = helpers.train_regression(model, train, valid, after_step=checkpoints, **options)
+    last_valid_nmse = fit["valid_nmse"]
+    if checkpoints.best is not None:
+        model.load_state_dict(checkpoints.best)
+        fit = {"train_nmse": helpers.evaluate_nmse(model, train),
+               "valid_nmse": helpers.evaluate_nmse(model, valid)}
+    return {**fit, "last_valid_nmse": last_valid_nmse, "history": checkpoints.history,
+            "selection": "last" if checkpoints.best is None else "best_checkpoint"}
+
+
+def train_one(run, build=None, keep_best=False):
+    """Lesson 02's train_one (build: its build_model by default), through
+    train_with_checkpoints at run["evaluate_every"] steps (0: none)."""
+    started = time.perf_counter()
+    train, valid, _ = lesson.make_data(run["T"], run["D"], run["n_train"], run["n_valid"],
+                                       run["data_seed"], run["directions"])
+    train, valid = [tuple(t.to(run["device"]) for t in part) for part in (train, valid)]
+    helpers.seed_everything(run["seed"])
+    model = (build or lesson.build_model)(run).to(run["device"])
+    fit = train_with_checkpoints(model, train, valid, evaluate_every=run["evaluate_every"],
+                                 keep_best=keep_best, steps=run["steps"],
+                                 batch_size=run["batch_size"], lr=run["lr"], seed=run["seed"],
+                                 name=f"T={run['T']} h={run['h']} seed={run['seed']}")
+    return {**run, "valid_nmse": fit["valid_nmse"], "train_nmse": fit["train_nmse"],
+            "last_valid_nmse": fit["last_valid_nmse"], "history": fit["history"],
+            "parameters": lesson.parameter_counts(model),
+            "seconds": time.perf_counter() - started,
+            "state": {k: v.cpu() for k, v in model.state_dict().items()}}
 
 
 def run_label(result):

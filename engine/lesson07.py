@@ -8,6 +8,7 @@ gains."""
 import matplotlib.pyplot as plt
 
 import helpers
+import harness
 import plumbing
 
 lesson = helpers.load_concept("07_real_data")
@@ -163,7 +164,7 @@ def plot_sweeps(sweeps, trained_on, plus, dashed=None, beside=None):
                                       [e[split]["mean"] for e in other[T].values()], "x--",
                                       color=line.get_color(), alpha=0.6,
                                       label=f"{label}, T = {T}")
-            helpers.label_log_axis(axis, heads)
+            harness.label_log_axis(axis, heads)
             axis.set_xlabel("heads h"), axis.legend(fontsize=6)
             axis.set_ylabel((trained_on if split == "train" else "held-out") + ": accuracy")
             axis.set_title(f"{sweep_name}: " + ("width grows with h"

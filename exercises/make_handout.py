@@ -25,7 +25,7 @@ import jupytext
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from helpers import Parser  # noqa: E402 — argparse that answers bad input in one line, exit 2
+from harness import Parser  # noqa: E402 — argparse that answers bad input in one line, exit 2
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 MARKER = re.compile(r"^(\s*)### (BEGIN|END) (SOLUTION|ANSWER)(?: (\w+))?\s*$")
 

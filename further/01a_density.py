@@ -19,11 +19,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from helpers import Setting, float_list, positive_int
+from harness import Setting, float_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")  # its seeded inputs and its token dimension
 

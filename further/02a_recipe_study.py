@@ -12,7 +12,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
@@ -86,7 +86,7 @@ def recipe_study(args):
                       steps=steps, evaluate_every=max(1, steps // CURVE_POINTS))
         runs += [dict(recipe, T=T, h=h, seed=args.seed + s)
                  for T in lengths for h in heads for s in range(args.seeds)]
-    results = plumbing.run_sweep(runs, args.workers, model.train_one,
+    results = plumbing.run_sweep(runs, args.workers, engine.train_one,
                                  lambda r: f"{r['recipe']:<26} " + engine.run_label(r),
                                  model.sweep_cost)
     rows = []

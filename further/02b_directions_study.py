@@ -14,7 +14,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
@@ -92,7 +92,7 @@ def directions_study(args):
     steps = args.steps * DIRECTION_STEP_FACTOR
     cells = [(T, h) for T in args.T for h in DIRECTION_CELLS.get(T, (args.D - 1, args.D))
              if h in args.heads]
-    runs = [dict(engine.base_run(args, model.RECIPE), directions=kind, select="last", evaluate_every=0,
+    runs = [dict(engine.base_run(args, model.RECIPE), directions=kind, select="last",
                  steps=steps, T=T, h=h, seed=args.seed + s)
             for kind in task.DIRECTIONS for T, h in cells for s in range(seeds)]
     results = plumbing.run_sweep(runs, args.workers, model.train_one,

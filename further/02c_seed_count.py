@@ -16,12 +16,12 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson02 as engine
-from helpers import Setting, int_list, positive_int
+from harness import Setting, int_list, positive_int
 
 model = helpers.load_concept("02_multihead_model")
 

@@ -23,12 +23,12 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson02 as engine
-from helpers import Setting, positive_int
+from harness import Setting, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model = helpers.load_concept("02_multihead_model")
@@ -77,7 +77,7 @@ def config(argv=None):
 
 def variant(args):
     """The file-name suffix of a variant (_D3, _E32, _L2, ...); the other flags get theirs from
-    the run (helpers.output_suffix), so no variant lands on another's files."""
+    the run (harness.output_suffix), so no variant lands on another's files."""
     words = []
     if args.D != 4:
         words.append(f"D{args.D}")                       # Table 4's task
@@ -166,8 +166,9 @@ def build_variant(run):
 
 
 def train_variant(run):
-    """Lesson 02's train_one with the variant's model (a module function: it runs in a sweep's worker)."""
-    return model.train_one(run, build_variant, keep_best=run["select"] == "best")
+    """Lesson 02's training (engine.train_one) with the variant's model (a module function: it
+    runs in a sweep's worker)."""
+    return engine.train_one(run, build_variant, keep_best=run["select"] == "best")
 
 
 def base_run(args):

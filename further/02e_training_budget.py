@@ -22,12 +22,12 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson02 as engine
-from helpers import Setting, float_list, int_list, positive_float, positive_int
+from harness import Setting, float_list, int_list, positive_float, positive_int
 
 model = helpers.load_concept("02_multihead_model")
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
 from engine import lesson02 as engine
 
@@ -63,7 +64,7 @@ def best_run(trained, **match):
 
 
 if __name__ == "__main__":
-    trained = helpers.run_sweep(model_file.sweep_runs(args), args.workers, model_file.train_one,
+    trained = harness.run_sweep(model_file.sweep_runs(args), args.workers, model_file.train_one,
                                 cost=model_file.sweep_cost)
     T = args.T[0]
     chosen = {h: best_run(trained, T=T, h=h) for h in args.heads}

@@ -20,12 +20,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
 from engine import lesson02 as engine
-from helpers import Setting, positive_int
+from harness import Setting, positive_int
 
 model = helpers.load_concept("02_multihead_model")            # Table 2
 budget_study = helpers.load_concept("02e_training_budget")    # the stopping rule
@@ -97,7 +98,7 @@ def read_rows(paths):
     for path in paths:
         numbers = plumbing.read_input(path)
         if "budget" not in numbers:
-            helpers.refuse("--inputs", f"{helpers.shown_path(path)} holds no budget runs of 02e")
+            harness.refuse("--inputs", f"{harness.shown_path(path)} holds no budget runs of 02e")
         for row in numbers["budget"]["rows"]:
             rows.setdefault((row["T"], row["h"], row["steps"]), row)
     return list(rows.values())
@@ -363,7 +364,7 @@ def plot(numbers):
         left.loglog(at, [s["paper_mean"] for s in stats], "x", color=colour, ms=8)
         if h == KNEE:
             left.loglog(at, [s["paper_min"] for s in stats], "+", color=colour, ms=10)
-    helpers.label_log_axis(left, lengths)
+    harness.label_log_axis(left, lengths)
     left.set_xlabel("T (each at its stopping budget)")
     left.set_ylabel("validation NMSE")
     left.set_title("ours: mean (solid), min (dotted); x Table 2 mean, + Table 3 min", fontsize=9)

@@ -16,14 +16,16 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, int_list, positive_int
+from harness import Setting, int_list, positive_int
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
+bounds = helpers.load_concept("03_bounds")  # its slope fit
 
 # %% [markdown]
 # ## Settings
@@ -77,7 +79,7 @@ def config(argv=None):
 # head count below $D$ and one at $D$. The paper: below $D$, $-\log \mathrm{NMSE}$ grows roughly
 # linearly in $\log(\text{parameters})$ — a power law, shifted up at larger $T$; at $h = D$ the
 # curve is flat or rises (mild overfitting). We fit the slope of $\log_{10}\mathrm{NMSE}$ against
-# $\log_{10}(\text{parameters})$ per $(h, T)$ (`helpers.fit_slope`, the slope lesson 03 fits in
+# $\log_{10}(\text{parameters})$ per $(h, T)$ (lesson 03's `fit_slope`, the slope it fits in
 # $\beta$).
 #
 # **The paper's numbers.** Its text gives no slope and no values, and not its widths N. Read off
@@ -127,7 +129,7 @@ def summarise_widths(results):
         table.setdefault(str(h), {})[str(T)] = {
             "widths": widths, "parameters": parameters, "min_nmse": errors,
             "train_nmse": [train for _, train in best],
-            "slope": helpers.fit_slope(parameters, errors)}
+            "slope": bounds.fit_slope(parameters, errors)}
     return table
 
 
@@ -149,7 +151,7 @@ def plot_widths(result, args):
                         alpha=0.6, label=f"T = {T}, training NMSE (same model)")
         axis.set_title(f"h = {h}"), axis.set_xlabel("parameters (encoder + read-out)")
         axis.set_ylabel("min validation NMSE"), axis.legend(fontsize=7)
-        helpers.label_log_axis(axis, entry["parameters"])
+        harness.label_log_axis(axis, entry["parameters"])
     figure.tight_layout()
     return figure
 

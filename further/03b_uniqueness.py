@@ -15,11 +15,11 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from helpers import Setting, int_list
+from harness import Setting, int_list
 
 bounds = helpers.load_concept("03_bounds")  # its lower-bound exponent k
 

@@ -19,11 +19,12 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, float_list
+from harness import Setting, float_list
 
 task = helpers.load_concept("01_retrieval_task")
 model_file = helpers.load_concept("02_multihead_model")
@@ -189,7 +190,7 @@ def plot_costs(result):
                     label=f"memorise, eps = {epsilon:g}")
     left.loglog(lengths, [mine[0]["h_equals_D_attention_parameters"]] * len(lengths), "k--",
                 label="h = D: attention only, no FFN")
-    helpers.label_log_axis(left, lengths)
+    harness.label_log_axis(left, lengths)
     left.set_xlabel("sequence length T"), left.set_ylabel("weights used")
     left.set_title("Retrieval cost, exact f_i and F_0 in both"), left.legend(fontsize=7)
     largest = max(row["T"] for row in rows)
@@ -199,7 +200,7 @@ def plot_costs(result):
                  label=f"memorise: weights used (T = {largest})")
     right.loglog(epsilons, [row["h_equals_D_beta"] for row in mine], "s--",
                  label=f"h = D: softmax scale beta needed (T = {largest})")
-    helpers.label_log_axis(right, epsilons)
+    harness.label_log_axis(right, epsilons)
     right.invert_xaxis(), right.set_xlabel("target error eps"), right.legend(fontsize=7)
     right.set_title("Both grow like 1/eps: weights for one, a scale for the other")
     figure.tight_layout()

@@ -19,11 +19,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, int_list, positive_float, positive_int
+from harness import Setting, int_list, positive_float, positive_int
 
 saturation = helpers.load_concept("05_saturation")  # its target, head and training
 
@@ -79,7 +80,7 @@ def refusals(args):
         ("--seeds", args.seeds >= 2, "a confidence interval over seeds needs at least two", 2),
         ("--lesson-run", bool(args.replay) or "oracle" not in args.parts
          or args.lesson_run.is_file(),
-         f"no results file at {helpers.shown_path(args.lesson_run)}", None)]
+         f"no results file at {harness.shown_path(args.lesson_run)}", None)]
 
 
 def config(argv=None):
@@ -194,7 +195,7 @@ def plot_confound(result):
                 axis.errorbar([int(d) for d in trained], [e["mean"] for e in trained.values()],
                               yerr=[e["std"] for e in trained.values()], fmt="o",
                               color=line.get_color(), capsize=2, label=f"L = {L}, trained")
-        helpers.label_log_axis(axis, [int(r) for r in curve])
+        harness.label_log_axis(axis, [int(r) for r in curve])
         axis.set_xlabel("rank r (oracle)" + (" / head dimension d (trained)"
                                              if key == "oracle" else ""))
         axis.set_ylabel("NMSE"), axis.set_title(title), axis.legend(fontsize=7)

@@ -19,9 +19,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
 
 saturation = helpers.load_concept("05_saturation")  # its target, heads and training
@@ -165,7 +166,7 @@ def plot_logit_spread(result):
         line, = axis.semilogx(lengths, [sum(v) / len(v) for v in values], "o-", label=name)
         for L, seeds in zip(lengths, values):
             axis.semilogx([L] * len(seeds), seeds, ".", color=line.get_color(), alpha=0.5)
-    helpers.label_log_axis(axis, lengths)
+    harness.label_log_axis(axis, lengths)
     axis.set_xlabel("sequence length L"), axis.set_ylabel("max |logit| of the trained head")
     axis.set_title("Do trained logits stay bounded as L grows?"), axis.legend(fontsize=7)
     return figure

@@ -16,11 +16,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
-import helpers
 import plumbing
-from helpers import Setting, float_list, int_list, positive_int
+from harness import Setting, float_list, int_list, positive_int
 
 MAX_L = 1 << 20     # the longest sequence measured: draws x L doubles stay in memory
 

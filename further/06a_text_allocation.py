@@ -21,11 +21,11 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
-from helpers import Setting, positive_int
+from harness import Setting, positive_int
 
 
 allocation = helpers.load_concept("06_allocation")  # its transformer and allocations

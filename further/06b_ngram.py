@@ -22,11 +22,14 @@ import numpy as np
 import torch
 from torch import nn
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, int_list, positive_int
+from harness import Setting, int_list, positive_int
+
+allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
 
 # %% [markdown]
@@ -82,7 +85,7 @@ SMALL_HEAD_DIMS = (1, 2)   # the right side's head dimensions, compared across b
 # with fixed random $4 \times 4$ matrices $A_j$ (scaled so that each coordinate of the sum has
 # variance 1), predicted at every position $t \ge 3$ (where all four tokens exist; earlier positions
 # are not scored). The model: the input map and learned absolute positions, one causal
-# `helpers.Block` with $H$ heads of dimension $d = \text{budget}/H$ (a residual around the attention
+# `Block` of lesson 06 with $H$ heads of dimension $d = \text{budget}/H$ (a residual around the attention
 # and the MLP, which the nonlinear $F$ needs), and a linear read-out at every position. Fresh white
 # noise at every step, the same batches for every $H$ of a seed; NMSE on a fixed held-out set.
 
@@ -110,10 +113,10 @@ class NGramModel(nn.Module):
         super().__init__()
         self.embed = nn.Linear(dim, width)
         self.position = nn.Parameter(torch.randn(seq_len, width) * 0.02)
-        self.block = helpers.Block(width, n_heads, head_dim)
+        self.block = allocation.Block(width, n_heads, head_dim)
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, dim)
-        self.register_buffer("mask", helpers.causal_mask(seq_len), persistent=False)
+        self.register_buffer("mask", allocation.causal_mask(seq_len), persistent=False)
 
     def forward(self, x):
         u = self.embed(x) + self.position[:x.shape[1]]                      # [B, T, E]
@@ -178,7 +181,7 @@ def train_ngram(run):
 # $H$ that grows with the budget. Per seed we report the $H$ with the lowest error.
 
 # %%
-@helpers.cached
+@harness.cached
 def ngram_reference(budget, n_heads):
     """The hand-built reference's NMSE on the linear task (see above): 0 when the heads can
     carry every lag exactly, None for d = 1 (no single hard head picks lag 2 or 3), else the
@@ -339,7 +342,7 @@ def plot_ngram(result, args):
             if inexact:
                 axis.loglog(*zip(*inexact), "s", mfc="none", color=f"C{index}", ms=8,
                             label=f"reference, {budget} (0 elsewhere, none at d = 1)")
-        helpers.label_log_axis(axis, sorted({int(H) for e in by_budget.values()
+        harness.label_log_axis(axis, sorted({int(H) for e in by_budget.values()
                                              for H in e["trained"]}))
         axis.set_xlabel("heads H (head dimension = budget / H)")
         axis.set_ylabel("held-out NMSE")

@@ -21,11 +21,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, positive_int
+from harness import Setting, positive_int
 
 allocation = helpers.load_concept("06_allocation")        # part b's allocations
 text_study = helpers.load_concept("06a_text_allocation")  # the character models and their ranks
@@ -360,9 +361,9 @@ def plot_saturation(result, args):
             if statistic == "effective_keys":
                 axis.plot(entry["L"], entry["L"], color="grey", lw=0.8, label="uniform: L keys")
                 axis.set_yscale("log", base=2)
-                helpers.label_log_axis(axis, [2 ** k for k in range(
+                harness.label_log_axis(axis, [2 ** k for k in range(
                     1, math.ceil(math.log2(entry["L"][-1])) + 1)], which="y")
-            helpers.label_log_axis(axis, entry["L"])
+            harness.label_log_axis(axis, entry["L"])
             axis.set_xlabel("context L (keys)"), axis.set_ylabel(label)
             axis.set_title(name, fontsize=9)
         axes[0, column].legend(fontsize=6)

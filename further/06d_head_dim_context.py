@@ -24,14 +24,16 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, int_list, positive_int
+from harness import Setting, int_list, positive_int
 
 text_study = helpers.load_concept("06a_text_allocation")  # the text, its loss and learning rate
 saturation = helpers.load_concept("06c_trained_saturation")  # the premise's statistics
+allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
 # %% [markdown]
 # ## Settings
@@ -132,7 +134,7 @@ FIRST_GUARD = ("last_quarter", "whole")   # the guard of the first committed run
 # %% [markdown]
 # ## The model: 06's block with a learned bias per offset
 #
-# The pre-LN block of lesson 06 (`helpers.Block`: $H$ heads of dimension $d$, the $1/\sqrt d$ scale,
+# The pre-LN block of lesson 06 (`Block`: $H$ heads of dimension $d$, the $1/\sqrt d$ scale,
 # an MLP), but positions enter as a learned bias $b_h(t - s)$ added to head $h$'s logit for query
 # $t$ and key $s$ (a relative position bias, one number per head and offset, initialised to 0)
 # instead of 06a's learned absolute positions:
@@ -154,7 +156,7 @@ FIRST_GUARD = ("last_quarter", "whole")   # the guard of the first committed run
 # query), and the answer below holds for this position scheme; another could differ.
 
 # %%
-class RelativeBlock(helpers.Block):
+class RelativeBlock(allocation.Block):
     """06's block with a learned bias b_h(t - s) per head and offset added to its logits; with
     value_dim, the values (and W_O) have that dimension whatever the query-key dimension d."""
 
@@ -199,7 +201,7 @@ class ContextModel(nn.Module):
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab)
-        self.register_buffer("mask", helpers.causal_mask(seq_len), persistent=False)
+        self.register_buffer("mask", allocation.causal_mask(seq_len), persistent=False)
 
     def forward(self, x):
         """x [B, T] characters -> logits [B, T, vocab] of the character after each."""
@@ -464,7 +466,7 @@ def plot_study(result):
                          label=f"L = {L}", base=2)
         for d, values in zip(dims, per_d):
             axes[0].plot([d] * len(values), values, ".", color=f"C{index}", alpha=0.4)
-    helpers.label_log_axis(axes[0], dims)
+    harness.label_log_axis(axes[0], dims)
     axes[0].set(xlabel="head dimension d", ylabel="held-out bits per character (last quarter)")
     axes[0].legend(fontsize=8)
     for score, style in zip([score for score in SCORES if score in entry["bpc"]],
@@ -472,7 +474,7 @@ def plot_study(result):
         means = [sum(v) / len(v) for v in
                  (entry["bpc"][score][str(L)][str(dims[-1])] for L in lengths)]
         axes[1].semilogx(lengths, means, style, label=score.replace("_", " "), base=2)
-    helpers.label_log_axis(axes[1], lengths)
+    harness.label_log_axis(axes[1], lengths)
     axes[1].set(xlabel="context L", ylabel=f"bits per character at d = {dims[-1]}")
     axes[1].legend(fontsize=8)
     sweep = f"{dims[0]}->{dims[-1]}"
@@ -481,7 +483,7 @@ def plot_study(result):
                      yerr=[[p["mean"] - p["ci95"][0] for p in pairs],
                            [p["ci95"][1] - p["mean"] for p in pairs]], fmt="o-", capsize=4)
     axes[2].set_xscale("log", base=2)
-    helpers.label_log_axis(axes[2], lengths)
+    harness.label_log_axis(axes[2], lengths)
     axes[2].axhline(0, color="grey", lw=0.8)
     axes[2].set(xlabel="context L", ylabel=f"gain bpc(d={dims[0]}) - bpc(d={dims[-1]}), 95% t")
     if keys:
@@ -491,7 +493,7 @@ def plot_study(result):
                 axes[3].loglog(lengths, [row[layer] for row in per_layer], style + "o",
                                color=f"C{layer}", label=f"layer {layer + 1}, d = {d}", base=2)
         axes[3].loglog(lengths, lengths, color="grey", lw=0.8, label="uniform (L keys)", base=2)
-        helpers.label_log_axis(axes[3], lengths)
+        harness.label_log_axis(axes[3], lengths)
         axes[3].set(xlabel="context L", ylabel="effective keys of the last query, e^H")
         axes[3].legend(fontsize=7)
     figure.tight_layout()

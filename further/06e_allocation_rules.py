@@ -12,13 +12,13 @@
 import sys
 from pathlib import Path
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import matplotlib.pyplot as plt
 
 import helpers
 import plumbing
-from helpers import Setting
+from harness import Setting
 
 allocation = helpers.load_concept("06_allocation")  # its attention budget
 

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting
+from harness import Setting
 
 allocation = helpers.load_concept("06_allocation")  # its tasks
 fixed_budget = helpers.load_concept("06g_fixed_budget")  # its multi-query recall
@@ -51,9 +52,9 @@ FRESH_SEED_OFFSET = 10_000  # the controls' sequences: the lesson run's seed + t
 def refusals(args):
     """[(flag, accepted, why not, smallest accepted)]: each run read must exist."""
     return [("--budget-run", "oracle" not in args.parts or args.budget_run.is_file(),
-             f"no results file at {helpers.shown_path(args.budget_run)}", None),
+             f"no results file at {harness.shown_path(args.budget_run)}", None),
             ("--lesson-run", "baseline" not in args.parts or args.lesson_run.is_file(),
-             f"no results file at {helpers.shown_path(args.lesson_run)}", None)]
+             f"no results file at {harness.shown_path(args.lesson_run)}", None)]
 
 
 def config(argv=None):

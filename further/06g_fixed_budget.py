@@ -16,11 +16,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, int_list, positive_int
+from harness import Setting, int_list, positive_int
 
 allocation = helpers.load_concept("06_allocation")  # its transformer, keys and training
 
@@ -146,7 +147,7 @@ def plot_fixed_budget(result):
     if "oracle" in fixed:                                                   # study 06f's
         axis.semilogx(heads, [fixed["oracle"][str(h)] for h in heads], "s:", label="oracle")
     axis.axvline(fixed["M"], color="gray", lw=0.8, label=f"H = M = {fixed['M']}")
-    helpers.label_log_axis(axis, heads)
+    harness.label_log_axis(axis, heads)
     axis.set_xlabel(f"heads H (head dim = {fixed['budget']} / H)")
     axis.set_ylabel("validation NMSE"), axis.legend(fontsize=7)
     axis.set_title("Multi-query recall at a fixed attention budget")

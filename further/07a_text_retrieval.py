@@ -25,15 +25,16 @@ import scipy.optimize
 import torch
 from torch import nn
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson07 as engine                # lesson 07's sweeps' tables and figure
-from helpers import Setting, int_list, positive_float, positive_int
+from harness import Setting, int_list, positive_float, positive_int
 
 images = helpers.load_concept("07_real_data")       # its sweeps' shapes, settings, gains
 fixed_width = helpers.load_concept("07c_fixed_width")  # the fixed-width sweep and its part
+allocation = helpers.load_concept("06_allocation")  # its pre-LN Block
 
 # %% [markdown]
 # ## Settings
@@ -109,7 +110,7 @@ if __name__ == "__main__":
 # their passages were seen, as other queries' negatives.
 #
 # **Our model.** [query, $p_1 \dots p_T$] plus a role embedding (query or passage; no positions),
-# two `helpers.Block`s (lesson 06's block), a score per passage, and the cross-entropy over the $T$
+# two `Block`s (lesson 06's block), a score per passage, and the cross-entropy over the $T$
 # scores. Both of file 07's sweeps (head dimension fixed; width fixed), seeds paired across $h$ and
 # $T$, beside chance $1/T$ and the frozen tokens' own cosine.
 #
@@ -227,7 +228,7 @@ class Ranker(nn.Module):
         super().__init__()
         self.embed = nn.Linear(token_dim, width)
         self.role = nn.Parameter(torch.randn(2, width) * 0.02)  # query, passage; no positions
-        self.blocks = nn.ModuleList(helpers.Block(width, n_heads, head_dim)
+        self.blocks = nn.ModuleList(allocation.Block(width, n_heads, head_dim)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(width)
         self.score = nn.Linear(width, 1)

@@ -20,11 +20,12 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
+import harness
 import plumbing
-from helpers import Setting, int_list, positive_float, positive_int
+from harness import Setting, int_list, positive_float, positive_int
 
 from engine import lesson07 as engine  # lesson 07's sweeps, tables and Table 8
 
@@ -173,7 +174,7 @@ if __name__ == "__main__":
         try:
             cifar10 = load_cifar10(args.data_dir, args.n_train, args.n_valid)
         except ArchiveError as error:
-            helpers.refuse("--data-dir", str(error))
+            harness.refuse("--data-dir", str(error))
 
 # %% [markdown]
 # ## Both sweeps, beside Tables 8 and 9
@@ -255,7 +256,7 @@ def plot_beside_table_8(result):
         for T, by_h in result.get("accuracy", {}).get(sweep, {}).items():
             axis.semilogx([int(h) for h in by_h], [e["train"]["mean"] for e in by_h.values()],
                           style, label=f"ours, {sweep}, T = {T} + CLS")
-    helpers.label_log_axis(axis, [1, 2, 4, 8, 12, 16, 24])           # Table 8's h, not all labelled
+    harness.label_log_axis(axis, [1, 2, 4, 8, 12, 16, 24])           # Table 8's h, not all labelled
     axis.set_xlabel("heads h")
     axis.set_ylabel("training accuracy")
     axis.set_title("CIFAR-10 at a random place: " + ("ours beside Table 8" if "accuracy" in result

@@ -12,12 +12,12 @@
 import sys
 from pathlib import Path
 
-# helpers.py from the repository root (the script's command) or from notebooks/ (its notebook)
+# the shared files from the repository root (the script's command) or from notebooks/ (its notebook)
 sys.path[:0] = [str(Path.cwd()), str(Path.cwd().parent)]
 import helpers
 import plumbing
 from engine import lesson07 as engine
-from helpers import Setting, positive_int
+from harness import Setting, positive_int
 
 real = helpers.load_concept("07_real_data")  # the digits, the ViT, its training, its gains
 

@@ -29,7 +29,7 @@ SCRIPTS = LESSONS + FURTHER
 
 NOTEBOOK_WORKERS = 1   # kernels at once: the tests run beside it, on the other core
 # Run before a study's notebook in a kernel that ran another study: it forgets that notebook's
-# variables and every module of this repository it loaded (helpers, plumbing, engine, the
+# variables and every module of this repository it loaded (helpers, harness, plumbing, engine, the
 # numbered files), and closes its figures. torch and the other libraries stay imported: their
 # import is most of a study's quick run.
 FRESH_START = f"""\

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import helpers  # noqa: E402
+import harness
 import torch  # noqa: E402
 from conftest import SCRIPTS  # noqa: E402  every lesson and study, in the order of the path
 
@@ -64,7 +64,7 @@ def run(path, flags, out, device, limit):
 
 def check(args):
     """The three parts above; returns the report's numbers."""
-    scratch = helpers.RUNS / "gpu_check"            # the runs' own files: git ignores runs/
+    scratch = harness.RUNS / "gpu_check"            # the runs' own files: git ignores runs/
     chosen = [path for path in SCRIPTS if not args.only or path.stem in args.only]
     quick = [run(path, ["--quick"], scratch / "quick", args.device, QUICK_LIMIT_S)
              for path in chosen]
@@ -128,7 +128,7 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                         help="where the runs train (default: cuda)")
-    parser.add_argument("--out", type=Path, default=helpers.RUNS,
+    parser.add_argument("--out", type=Path, default=harness.RUNS,
                         help="folder that receives results/gpu_check.json (default: runs/)")
     parser.add_argument("--only", type=lambda text: text.split(","),
                         help="only these files' --quick, comma-separated stems (a dry run)")
@@ -142,11 +142,11 @@ def main(argv=None):
                        "(torch.cuda.is_available() is False)\n")
     started = time.perf_counter()
     numbers = check(args)
-    path = helpers.save_results("gpu_check", numbers, args, time.perf_counter() - started,
+    path = harness.save_results("gpu_check", numbers, args, time.perf_counter() - started,
                                  script="tests/gpu_check.py")
     markdown = path.with_suffix(".md")
     markdown.write_text(report(numbers), encoding="utf-8")
-    print(f"wrote {helpers.shown_path(path)} and {helpers.shown_path(markdown)}")
+    print(f"wrote {harness.shown_path(path)} and {harness.shown_path(markdown)}")
     return 0 if passed(numbers) else 1
 
 

@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import helpers  # noqa: E402
+import harness
 import plumbing  # noqa: E402
 import rerun_tolerance  # noqa: E402
-from helpers import Setting  # noqa: E402
+from harness import Setting  # noqa: E402
 
 # The committed file (as it was at --against): the re-made files that now hold its numbers.
 REPLACED = {
@@ -80,7 +80,7 @@ def by_part(old, new):
 
 
 def main(argv=None):
-    args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0])
+    args = harness.config(SETTINGS, argv, __doc__.split("\n")[0])
     run = plumbing.Run("reference_tier", args, named=("against",), script=Path(__file__))
     files, pooled = {}, {}
     for old_name, new_names in REPLACED.items():

@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import helpers  # noqa: E402
+import harness
 import plumbing  # noqa: E402
-from helpers import Setting  # noqa: E402
+from harness import Setting  # noqa: E402
 
 LESSONS = ["01_retrieval_task", "02_multihead_model", "03_bounds",
            "04_single_head_memorization", "05_saturation", "06_allocation", "07_real_data"]
@@ -136,9 +136,9 @@ def summary(values):
 
 def committed_version(name, commit):
     """The bytes of results/<name> as it was at a commit."""
-    shown = helpers.git(ROOT, "show", f"{commit}:results/{name}")
+    shown = harness.git(ROOT, "show", f"{commit}:results/{name}")
     if shown is None:
-        helpers.refuse("--against", f"results/{name} is not in commit {commit}")
+        harness.refuse("--against", f"results/{name} is not in commit {commit}")
     return shown.encode("utf-8")
 
 
@@ -154,18 +154,18 @@ def environment(numbers):
 def remade_since(commit):
     """The results files that changed since a commit and were there at it: the lesson defaults,
     speed measurements (`_timing`) and this comparison aside."""
-    changed = (helpers.git(ROOT, "diff", "--name-only", commit, "--", "results") or "").split()
+    changed = (harness.git(ROOT, "diff", "--name-only", commit, "--", "results") or "").split()
     return [ROOT / name for name in changed
             if Path(name).stem not in (*LESSONS, "rerun_tolerance") and "timing" not in name
             and (ROOT / name).is_file()
-            and helpers.git(ROOT, "cat-file", "-e", f"{commit}:{name}") is not None]
+            and harness.git(ROOT, "cat-file", "-e", f"{commit}:{name}") is not None]
 
 
 def rerun(stem, folder):
     """Run a lesson's default into folder unless its results are there; returns its path."""
     path = folder / "results" / f"{stem}.json"
     if not path.is_file():
-        print(f"running {stem}.py --out {helpers.shown_path(folder)}", flush=True)
+        print(f"running {stem}.py --out {harness.shown_path(folder)}", flush=True)
         subprocess.run([sys.executable, str(ROOT / f"{stem}.py"), "--out", str(folder)],
                        cwd=ROOT, check=True, timeout=RUN_LIMIT_S)
     return path
@@ -195,7 +195,7 @@ def shown(name, sort, found):
 
 
 def main(argv=None):
-    args = helpers.config(SETTINGS, argv, __doc__.split("\n")[0])
+    args = harness.config(SETTINGS, argv, __doc__.split("\n")[0])
     run = plumbing.Run("rerun_tolerance", args, named=("rerun", "against", "remade"),
                        script=Path(__file__))
     files, pooled = {}, {}

@@ -31,9 +31,9 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import helpers  # noqa: E402
+import harness
 import plumbing  # noqa: E402
-from helpers import Setting, positive_int  # noqa: E402
+from harness import Setting, positive_int  # noqa: E402
 
 def presets(text):
     """A comma-separated list of lesson 02's presets: quick, default."""
@@ -55,14 +55,14 @@ FLAGS = {"quick": ["--quick"], "default": []}
 
 
 def config(argv=None):
-    return helpers.config(SETTINGS, argv, __doc__.split("\n")[0], full="as the default")
+    return harness.config(SETTINGS, argv, __doc__.split("\n")[0], full="as the default")
 
 
 def check_before(args):
     """--before must be a checkout of the course (checked once the run has its name, so that a
     clone without that checkout still knows which file the command writes)."""
     if args.before is None or not (args.before / "02_multihead_model.py").is_file():
-        helpers.refuse("--before", "give a checkout of the code before joblib (see --help)")
+        harness.refuse("--before", "give a checkout of the code before joblib (see --help)")
 
 
 def timed_command(root, flags, out):
@@ -127,10 +127,10 @@ def cost_per_run(runs, workers):
     batch = [dict(device="cpu", index=index) for index in range(runs)]
     with contextlib.redirect_stdout(io.StringIO()):          # its line: not timed here
         started = time.perf_counter()
-        helpers.run_sweep(batch[:workers], workers, nothing, cost=len)
+        harness.run_sweep(batch[:workers], workers, nothing, cost=len)
         start_up = time.perf_counter() - started
         started = time.perf_counter()
-        helpers.run_sweep(batch, workers, nothing, cost=len)
+        harness.run_sweep(batch, workers, nothing, cost=len)
     return {"first_sweep_s": start_up, "per_run_s": (time.perf_counter() - started) / runs}
 
 
@@ -142,7 +142,7 @@ def dask_overhead(args):
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None) as cluster:
         overhead["cluster_start_s"] = time.perf_counter() - started
-        dask_path = helpers.dask_path()
+        dask_path = harness.dask_path()
         dask_path.connect(cluster.scheduler_address)
         overhead["dask"] = cost_per_run(args.noop_runs, 2)
         dask_path.CLIENT["client"].close()
@@ -167,7 +167,7 @@ def main(argv=None):
     overhead = numbers["overhead"]
     print(f"per run that does nothing: joblib {overhead['loky']['per_run_s'] * 1e3:.1f} ms, "
           f"Dask LocalCluster {overhead['dask']['per_run_s'] * 1e3:.1f} ms")
-    numbers["before_commit"] = helpers.git(args.before, "rev-parse", "HEAD")
+    numbers["before_commit"] = harness.git(args.before, "rev-parse", "HEAD")
     args.before = os.path.relpath(args.before, ROOT)   # recorded from the repository's root
     run.record(numbers)
     run.finish()

@@ -8,6 +8,7 @@ import torch
 
 import conftest
 import helpers
+import harness
 import plumbing
 from conftest import assert_rejected, printed_help, run_script
 
@@ -150,7 +151,7 @@ def test_every_file_that_samples_the_task_has_the_same_directions_flag(name, tmp
     """--directions: one flag, one set of values, one default, in every file that has it."""
     module = helpers.load_concept(name)
     assert module.SETTINGS["directions"] is task.SETTINGS["directions"]     # one row, shared
-    parser = helpers.build_parser(module.SETTINGS)
+    parser = harness.build_parser(module.SETTINGS)
     action = next(a for a in parser._actions if a.dest == "directions")
     assert tuple(action.choices) == task.DIRECTIONS
     assert f"default: {task.DEFAULT_DIRECTIONS}" in action.help         # --help says the default

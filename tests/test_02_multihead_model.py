@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import helpers
+import harness
 import plumbing
 from conftest import assert_rejected, run_script
 from engine import lesson02 as engine
@@ -87,7 +88,7 @@ def test_main_quick(quick_args):
     args = quick_args(model_file, "--D", "2", "--heads", "1,2", "--workers", "2")
     trained, result = engine.sweep(args, model_file.train_one,
                                    engine.base_run(args, model_file.RECIPE))
-    assert helpers.first_non_finite(result) is None                # every number is finite
+    assert harness.first_non_finite(result) is None                # every number is finite
     assert set(result["nmse"]["8"]) == {"1", "2"}
     assert result["knee"]["h"] == 2 and result["knee"]["ratio"]["8"] > 1
 
@@ -160,7 +161,7 @@ def test_summarise_uses_the_sample_std_like_every_file():
 def test_every_run_of_a_changed_flag_gets_its_own_file_name(tmp_path):
     def name(*flags):
         args = model_file.config(["--out", str(tmp_path), *flags])
-        return helpers.output_suffix(args)
+        return harness.output_suffix(args)
     assert name() == ""
     assert name("--D", "3") == "_D3" and name("--D", "3", "--steps", "4000") == "_D3_steps4000"
     assert name("--steps", "100") == "_steps100" and name("--lr", "3e-3") == "_lr0.003"
@@ -207,7 +208,7 @@ def test_a_default_lives_in_one_place(tmp_path, monkeypatch):
     row = model_file.SETTINGS["lr"]
     assert model_file.RECIPE["lr"] == row.default
     monkeypatch.setitem(model_file.SETTINGS, "lr", row._replace(default=3e-3))
-    parser = helpers.build_parser(model_file.SETTINGS)
+    parser = harness.build_parser(model_file.SETTINGS)
     assert "(default: 0.003)" in next(a.help for a in parser._actions if a.dest == "lr")
     args = model_file.config(["--out", str(tmp_path)])
     assert args.lr == 3e-3 and "lr" not in args.changed               # the default, not a flag
@@ -225,3 +226,21 @@ def test_the_lesson_prints_its_drops_beside_table_2s_means(notebook_run):
         assert f"{statistic} over seeds: {model_file.times(ratio)}" in printed
     theirs = model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]
     assert f"[paper, Table 2's means: {model_file.times(theirs)}]" in printed
+
+
+def test_best_checkpoint_reads_the_validation_set_only_to_select():
+    def run(keep_best):
+        helpers.seed_everything(0)
+        x = torch.randn(256, 3)
+        y = x @ torch.tensor([1.0, -2.0, 0.5]) + torch.sin(3 * x[:, 0])
+        model = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.ReLU(),
+                                    torch.nn.Linear(16, 1), torch.nn.Flatten(0))
+        fit = engine.train_with_checkpoints(model, (x[:200], y[:200]), (x[200:], y[200:]),
+                                            steps=300, batch_size=16, lr=3e-2,
+                                            evaluate_every=20, keep_best=keep_best)
+        return fit
+    last, best = run(False), run(True)
+    assert last["history"] == best["history"]                 # the same training either way
+    assert last["last_valid_nmse"] == best["last_valid_nmse"] == last["valid_nmse"]
+    assert best["valid_nmse"] == pytest.approx(min(h["valid_nmse"] for h in best["history"]))
+    assert (last["selection"], best["selection"]) == ("last", "best_checkpoint")

@@ -10,6 +10,7 @@ import torch
 
 import conftest
 import helpers
+import harness
 import plumbing
 from conftest import assert_rejected
 from engine import lesson02 as engine
@@ -234,7 +235,7 @@ def test_each_named_command_reproduces_its_committed_run(stem, flags, tmp_path):
         if name in committed:              # a run of today's code records no fixed size
             assert ran[name] == committed[name], (stem, name)
     named = (study.variant(args) + plumbing.output_suffix(args, study.PARTS, study.VARIANT_FLAGS)
-             if script is study else helpers.output_suffix(args))
+             if script is study else harness.output_suffix(args))
     assert script.__name__ + named == stem
 
 

@@ -7,6 +7,7 @@ import torch
 
 import helpers
 from conftest import run_quick
+from engine import lesson02 as engine
 
 lesson = helpers.load_concept("02_multihead_model")
 study = helpers.load_concept("02e_training_budget")
@@ -31,8 +32,8 @@ def test_stacked_seeds_train_exactly_as_separate_runs(keep_best):
     alone = []
     for seed in SEEDS:
         model = built(seed)
-        alone.append((model, helpers.train_regression(model, train, valid, seed=seed,
-                                                      **options)))
+        alone.append((model, engine.train_with_checkpoints(model, train, valid, seed=seed,
+                                                           **options)))
     stacked_models = [built(seed) for seed in SEEDS]
     stacked = study.train_ensemble(stacked_models, SEEDS, train, valid, **options)
     for (model, one), together, member in zip(alone, stacked, stacked_models):

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import helpers
+import harness
 import plumbing
 from conftest import RUN_KEYS, assert_rejected
 from engine import lesson02 as engine
@@ -33,12 +34,12 @@ def test_best_run_is_the_lowest_error_among_the_matching_runs():
 
 def test_the_maps_of_a_quick_sweep(quick_args):
     args = quick_args(maps, "--D", "2", "--heads", "1,2", "--workers", "2")
-    trained = helpers.run_sweep(model_file.sweep_runs(args), args.workers, model_file.train_one,
+    trained = harness.run_sweep(model_file.sweep_runs(args), args.workers, model_file.train_one,
                                 cost=model_file.sweep_cost)
     chosen = {h: maps.best_run(trained, T=8, h=h) for h in args.heads}
     found = engine.attention_maps(chosen, args, model_file.build_model, maps.head_specialisation,
                                   8, model_file.task.DEFAULT_DIRECTIONS)
-    assert set(found["mechanism"]) == {"1", "2"} and helpers.first_non_finite(found) is None
+    assert set(found["mechanism"]) == {"1", "2"} and harness.first_non_finite(found) is None
     for h, entry in found["mechanism"].items():
         assert len(entry["attention_on_targets"]) == int(h)           # one row per head
         assert all(len(row) == 2 for row in entry["attention_on_targets"])  # one column per a_i

@@ -60,7 +60,7 @@ def test_first_nonvacuous_length():
 
 def test_fit_slope_recovers_a_power_law():
     x = [10, 100, 1000]
-    assert helpers.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
+    assert bounds.fit_slope(x, [3 * v ** -0.7 for v in x]) == pytest.approx(-0.7)
 
 
 def test_the_printout_shows_the_worst_errors_and_the_lower_bound_at_the_paper_s_longest_T(notebook_run):

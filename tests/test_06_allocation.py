@@ -36,7 +36,7 @@ def slow_attention(block, u):
 @pytest.mark.parametrize("heads, head_dim", [(1, 4), (3, 2), (4, 5)])
 def test_block_attention_equals_a_slow_loop(heads, head_dim):
     torch.manual_seed(0)
-    block = helpers.Block(width=8, n_heads=heads, head_dim=head_dim)
+    block = allocation.Block(width=8, n_heads=heads, head_dim=head_dim)
     u = torch.randn(2, 5, 8)
     with torch.no_grad():
         future = torch.ones(5, 5, dtype=torch.bool).triu(1)                # the causal mask
@@ -47,12 +47,12 @@ def test_block_attention_equals_a_slow_loop(heads, head_dim):
 def test_block_is_causal():
     """Changing the input at position 4 leaves the outputs before it as they were."""
     torch.manual_seed(0)
-    block = helpers.Block(width=8, n_heads=2, head_dim=4)
+    block = allocation.Block(width=8, n_heads=2, head_dim=4)
     u = torch.randn(1, 6, 8)
     changed = u.clone()
     changed[0, 4] += 1
     with torch.no_grad():
-        mask = helpers.causal_mask(6)
+        mask = allocation.causal_mask(6)
         torch.testing.assert_close(block(u, mask)[0, :4], block(changed, mask)[0, :4])
         assert not torch.allclose(block(u, mask)[0, 4], block(changed, mask)[0, 4])
 
@@ -60,7 +60,7 @@ def test_block_is_causal():
 def test_block_without_a_mask_sees_every_position():
     """Lesson 07 stacks the block with no mask: the first position then sees the last."""
     torch.manual_seed(0)
-    block = helpers.Block(8, 2, 4)
+    block = allocation.Block(8, 2, 4)
     u = torch.randn(1, 5, 8)
     changed = u.clone()
     changed[0, -1] = torch.randn(8)  # a new last token (a constant shift would vanish in LN)
@@ -108,7 +108,7 @@ def test_paired_statistics_on_known_numbers():
 @pytest.mark.parametrize("seq_len", [1, 5, 8])
 def test_causal_mask_against_a_loop(seq_len):
     """Position t may look at s iff s <= t."""
-    mask = helpers.causal_mask(seq_len)
+    mask = allocation.causal_mask(seq_len)
     for t in range(seq_len):
         for s in range(seq_len):
             assert bool(mask[t, s]) == (s > t)

@@ -143,7 +143,7 @@ def test_a_rank_1_score_attends_exactly_to_lag_1_and_to_no_longer_lag(lag):
     steps = torch.arange(8, dtype=torch.double)
     a, b = (-1.0) ** (steps + 1), (-1.0) ** steps * steps
     weights = helpers.attention_weights(a[:, None] * b[None, :], 50.0,
-                                        mask=helpers.causal_mask(8))   # [T, T]
+                                        mask=study.allocation.causal_mask(8))   # [T, T]
     assert torch.all(weights[torch.arange(1, 8), torch.arange(0, 7)] > 1 - 1e-12)
 
 

@@ -45,7 +45,7 @@ def test_relative_attention_against_a_loop(value_dim):
     with torch.no_grad():
         block.offset_bias.normal_()                       # a bias that matters
     u = torch.randn(2, 7, 6)
-    mask = helpers.causal_mask(7)
+    mask = study.allocation.causal_mask(7)
     with torch.no_grad():
         assert torch.allclose(block.attention(u, mask), slow_attention(block, u), atol=1e-5)
         shorter = u[:, :5]                                 # a window shorter than the model's

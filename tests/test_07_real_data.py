@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import helpers
+import harness
 import plumbing
 from conftest import assert_rejected, run_quick
 from engine import lesson07 as engine
@@ -126,10 +127,10 @@ def test_the_presets_and_the_committed_runs_file_names(tmp_path):
     default = real.config(["--out", str(tmp_path)])
     assert (default.sides, default.steps, default.seeds) == ([16], 400, 2)
     both = real.config(["--sides", "8,16", "--steps", "600", "--out", str(tmp_path)])
-    assert helpers.output_suffix(both) == "_sides8-16_steps600"
+    assert harness.output_suffix(both) == "_sides8-16_steps600"
     full = real.config(["--full", "--out", str(tmp_path)])
     assert (full.sides, full.steps, full.seeds) == ([8, 16], 1500, 5)
-    assert helpers.output_suffix(full) == "_full"
+    assert harness.output_suffix(full) == "_full"
 
 
 def test_the_lesson_quotes_the_full_run_as_its_json_says():

@@ -22,6 +22,7 @@ import pytest
 import cluster as dask_path
 import conftest
 import helpers
+import harness
 from test_plumbing import stops_in_one_line
 from test_simulated_os import numbers_of
 
@@ -168,7 +169,7 @@ def test_a_worker_killed_mid_run_leaves_its_run_to_another(cluster, connected):
     """Dask runs the killed worker's run again on the one left: every run comes back."""
     runs = [dict(wait=1, device="cpu", index=index) for index in range(4)]
     threading.Timer(0.5, kill, [cluster.running_workers()[0]]).start()
-    assert helpers.run_sweep(runs, 2, slow) == runs
+    assert harness.run_sweep(runs, 2, slow) == runs
 
 
 def diverges(run):
@@ -178,7 +179,7 @@ def diverges(run):
 def test_a_diverging_loss_on_the_cluster_keeps_its_own_message(connected):
     """The run's helpers travel by value, and its error comes back as the class it was raised as."""
     with pytest.raises(helpers.NonFiniteLoss, match="index=0: the loss is nan"):
-        helpers.run_sweep([dict(device="cpu", index=0)], 2, diverges)
+        harness.run_sweep([dict(device="cpu", index=0)], 2, diverges)
 
 
 def test_every_worker_gone_ends_the_sweep_within_its_bound(cluster, connected, monkeypatch):
@@ -260,9 +261,9 @@ def test_the_flag_and_the_environment_variable_connect(monkeypatch, tmp_path):
     """--scheduler connects before any work; $DASK_SCHEDULER is its default (a notebook's)."""
     asked = []
     monkeypatch.setattr(dask_path, "connect", asked.append)
-    helpers.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
+    harness.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
     monkeypatch.setenv("DASK_SCHEDULER", "tcp://10.0.0.2:8786")
-    helpers.config({}, ["--out", str(tmp_path)])
+    harness.config({}, ["--out", str(tmp_path)])
     assert asked == ["tcp://10.0.0.1:8786", "tcp://10.0.0.2:8786"]
 
 
@@ -272,11 +273,11 @@ def test_a_gpu_asked_of_a_cluster_is_refused_and_auto_means_its_cpus(monkeypatch
     in one line (here as a GPU machine would see it), and --device auto trains on the CPUs."""
     asked = []
     monkeypatch.setattr(dask_path, "connect", asked.append)
-    monkeypatch.setattr(helpers, "pick_device", lambda name: "cuda" if name == "auto" else name)
+    monkeypatch.setattr(harness, "pick_device", lambda name: "cuda" if name == "auto" else name)
     flags = ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"]
-    assert helpers.config({}, flags).device == "cpu"
+    assert harness.config({}, flags).device == "cpu"
     with pytest.raises(SystemExit) as stop:
-        helpers.config({}, [*flags, "--device", "cuda"])
+        harness.config({}, [*flags, "--device", "cuda"])
     said = capsys.readouterr().err
     assert stop.value.code == 2 and said.count("\n") == 1
     assert "--scheduler" in said and "workers' CPUs" in said
@@ -287,7 +288,7 @@ def test_a_lesson_copied_out_without_cluster_py_refuses_the_flag_in_one_line(mon
                                                                              tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "cluster", None)       # import cluster now fails
     with pytest.raises(SystemExit) as stop:
-        helpers.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
+        harness.config({}, ["--out", str(tmp_path), "--scheduler", "tcp://10.0.0.1:8786"])
     said = capsys.readouterr().err
     assert stop.value.code == 2 and said.count("\n") == 1 and "cluster.py" in said
 
@@ -302,7 +303,7 @@ def test_workers_of_more_than_one_thread_are_refused_in_one_line(monkeypatch, ca
 
     monkeypatch.setitem(dask_path.CLIENT, "client", Client())
     with pytest.raises(SystemExit) as stop:
-        helpers.sweep_engine("cpu", 2)
+        harness.sweep_engine("cpu", 2)
     said = capsys.readouterr().err
     assert stop.value.code == 2 and said.count("\n") == 1 and "--nthreads 1" in said
 
@@ -319,7 +320,7 @@ def test_machines_say_which_machine_trained_each_run_and_whether_cpu_kinds_mixed
 
 
 def test_an_empty_sweep_trains_nothing():
-    assert helpers.run_sweep([], 2, slow, cost=len) == []
+    assert harness.run_sweep([], 2, slow, cost=len) == []
 
 
 def test_the_slurm_example_renders_single_thread_workers_and_its_timeout(monkeypatch):

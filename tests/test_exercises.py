@@ -19,7 +19,7 @@ import numpy
 import pytest
 
 import conftest
-import helpers
+import harness
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -421,10 +421,11 @@ def test_command_line_refuses_bad_markers_in_one_line(tmp_path, monkeypatch, cap
 
 
 def fake_clone(folder):
-    """The parts of a clone the checks read: helpers.py, plumbing.py, the lessons, further/,
-    results/."""
+    """The parts of a clone the checks read: helpers.py, harness.py, plumbing.py, the lessons,
+    further/, results/."""
     folder.mkdir(parents=True)
-    for path in [ROOT / "helpers.py", ROOT / "plumbing.py", *ROOT.glob("0[1-7]_*.py")]:
+    shared = ["helpers.py", "harness.py", "plumbing.py"]
+    for path in [*(ROOT / name for name in shared), *ROOT.glob("0[1-7]_*.py")]:
         shutil.copy(path, folder / path.name)
     shutil.copytree(ROOT / "further", folder / "further")
     shutil.copytree(ROOT / "results", folder / "results")
@@ -661,14 +662,14 @@ def test_on_macos_a_check_runs_in_a_worker_process_that_is_killed_at_the_limit(c
 
     assert checks.ex01_nmse(right) == "ok"                    # the worker starts first
     _, worker = checks._worker_pid()
-    assert helpers.run_sweep(runs, 2, dict, cost=len) == runs
+    assert harness.run_sweep(runs, 2, dict, cost=len) == runs
     started = time.monotonic()
     assert checks.ex01_nmse(swallows_everything) == "not yet"
     assert time.monotonic() - started < 2
     said = capsys.readouterr().out
     assert "time limit" in said and "may still be running" not in said
     assert not alive(worker)
-    assert helpers.run_sweep(runs, 2, dict, cost=len) == runs
+    assert harness.run_sweep(runs, 2, dict, cost=len) == runs
     assert checks.ex01_nmse(right) == "ok" and checks._worker_pid()[1] != worker
 
 

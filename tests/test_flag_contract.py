@@ -50,6 +50,7 @@ import pytest
 
 import conftest
 import helpers
+import harness
 import plumbing
 
 matplotlib.use("agg")
@@ -60,17 +61,17 @@ SCRIPTS = [path.stem for path in conftest.SCRIPTS]  # the lessons and the studie
 
 # Values a flag of this type must refuse, and the smallest value it must take.
 REFUSED = {
-    helpers.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
-    helpers.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
-    helpers.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
-    helpers.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
-    helpers.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
+    harness.positive_int: ["0", "-1", "1.5", "x", "", "nan", "inf", "1e-9"],
+    harness.int_list: ["0", "1,0", "", ",", "8,", "8,,16", "8,x", "nan", "1e-9"],
+    harness.positive_float: ["0", "-1", "x", "", "nan", "inf", "-inf"],
+    harness.float_list: ["0", "1,0", "", ",", "1,", "1,,2", "1,x", "nan", "1,inf"],
+    harness.seed_int: ["-1", "x", "1.5", "nan", str(2**32)],
     plumbing.path_list: ["", ",", "a.json,", "a.json,,b.json"],
     None: ["", "no-such-value"],                                   # plain strings (--device)
 }
-SMALLEST = {helpers.positive_int: "1", helpers.int_list: "1", helpers.positive_float: "1e-9",
-            helpers.float_list: "1e-9", helpers.seed_int: "0"}
-SIZE_TYPES = (helpers.positive_int, helpers.int_list)
+SMALLEST = {harness.positive_int: "1", harness.int_list: "1", harness.positive_float: "1e-9",
+            harness.float_list: "1e-9", harness.seed_int: "0"}
+SIZE_TYPES = (harness.positive_int, harness.int_list)
 
 KNOWN_COMBINATIONS = {  # valid flags that broke a run together (06, 04, 03, 05), or could
     "02d_variants": [["--total-width", "1", "--heads", "1,2"],
@@ -102,7 +103,7 @@ SMALLEST_ACCEPTED = re.compile(r"argument (--[\w-]+)\S*: .*; smallest accepted: 
 def flags_of(script):
     """[(flag, type)] of every option that takes a value, read from the script's parser."""
     module = helpers.load_concept(script)
-    parser = helpers.build_parser(module.SETTINGS)
+    parser = harness.build_parser(module.SETTINGS)
     flags = [(action.option_strings[-1], action.type) for action in parser._actions
              if action.option_strings and action.nargs != 0 and action.dest != "help"]
     return flags + ([("--parts", None)] if hasattr(module, "PARTS") else [])  # a study's
@@ -212,7 +213,7 @@ def test_every_flag_at_its_edges(script, flag, kind, tmp_path):
         assert accepted or kind not in SMALLEST, f"{script} {flag} {value}: refused for good"
 
 
-NUMBER_TYPES = (helpers.positive_float, helpers.float_list)
+NUMBER_TYPES = (harness.positive_float, harness.float_list)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -266,10 +267,10 @@ def test_a_default_run_writes_where_git_does_not_look(script):
     """Every script writes under runs/ unless --out says otherwise, and git ignores runs/, so a
     student's run never changes the committed results or dirties the tree."""
     module = helpers.load_concept(script)
-    parser = helpers.build_parser(module.SETTINGS)
-    assert parser.get_default("out") in (helpers.RUNS, Path(__import__("os").environ.get(
-        "OUT", helpers.RUNS)))
-    ignored = subprocess.run(["git", "check-ignore", "-q", str(helpers.RUNS / "results" / "x")],
+    parser = harness.build_parser(module.SETTINGS)
+    assert parser.get_default("out") in (harness.RUNS, Path(__import__("os").environ.get(
+        "OUT", harness.RUNS)))
+    ignored = subprocess.run(["git", "check-ignore", "-q", str(harness.RUNS / "results" / "x")],
                              cwd=ROOT)
     assert ignored.returncode == 0, "runs/ must be in .gitignore"
 
@@ -277,7 +278,7 @@ def test_a_default_run_writes_where_git_does_not_look(script):
 def test_a_quick_run_with_the_default_output_leaves_git_status_clean():
     before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True,
                             text=True, encoding="utf-8").stdout
-    written = helpers.RUNS / "results" / "03_bounds_betas1-10_quick.json"  # a run of its own
+    written = harness.RUNS / "results" / "03_bounds_betas1-10_quick.json"  # a run of its own
     written.unlink(missing_ok=True)                                         # file name
     done = subprocess.run([sys.executable, str(ROOT / "03_bounds.py"), "--quick", "--betas", "1,10"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120, encoding="utf-8")

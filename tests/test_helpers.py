@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import helpers
+import harness
 
 
 def test_nmse_against_its_definition():
@@ -96,24 +97,6 @@ def test_the_loop_names_the_first_non_finite_step(bad_step):
         helpers.fit(model, loss_at, steps=250, lr=1e-2, name="run")
     helpers.fit(torch.nn.Linear(1, 1), lambda step: torch.tensor(1.0, requires_grad=True),
                 steps=250, lr=1e-2)                                          # no false alarm
-
-
-def test_best_checkpoint_reads_the_validation_set_only_to_select():
-    def run(keep_best):
-        helpers.seed_everything(0)
-        x = torch.randn(256, 3)
-        y = x @ torch.tensor([1.0, -2.0, 0.5]) + torch.sin(3 * x[:, 0])
-        model = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.ReLU(),
-                                    torch.nn.Linear(16, 1), torch.nn.Flatten(0))
-        fit = helpers.train_regression(model, (x[:200], y[:200]), (x[200:], y[200:]), steps=300,
-                                       batch_size=16, lr=3e-2, evaluate_every=20,
-                                       keep_best=keep_best)
-        return fit
-    last, best = run(False), run(True)
-    assert last["history"] == best["history"]                 # the same training either way
-    assert last["last_valid_nmse"] == best["last_valid_nmse"] == last["valid_nmse"]
-    assert best["valid_nmse"] == pytest.approx(min(h["valid_nmse"] for h in best["history"]))
-    assert (last["selection"], best["selection"]) == ("last", "best_checkpoint")
 
 
 def test_seed_stats_by_hand():
@@ -253,7 +236,7 @@ def test_plot_lines_draws_each_statistic_and_a_dot_per_seed():
     import matplotlib.pyplot as plt
     figure, axis = plt.subplots()
     stats = {"8": helpers.seed_stats([1.0, 3.0]), "32": helpers.seed_stats([2.0, 6.0])}
-    drawn = helpers.plot_lines(axis, {"a": stats, "b": {8: 0.5, 32: 0.25}}, "min",
+    drawn = harness.plot_lines(axis, {"a": stats, "b": {8: 0.5, 32: 0.25}}, "min",
                                xscale="log", xlabel="T")
     assert list(drawn) == ["a", "b"]
     assert list(drawn["a"].get_ydata()) == [1.0, 2.0]                   # the minima
@@ -265,6 +248,6 @@ def test_plot_lines_draws_each_statistic_and_a_dot_per_seed():
     assert list(axis.get_xticks()) == [8.0, 32.0]
     assert axis.get_xlabel() == "T" and axis.get_legend() is not None
     figure, axis = plt.subplots()
-    helpers.plot_lines(axis, {"a": stats}, seeds=False)
+    harness.plot_lines(axis, {"a": stats}, seeds=False)
     assert len(axis.get_lines()) == 1 and list(axis.get_lines()[0].get_ydata()) == [2.0, 4.0]
     plt.close("all")

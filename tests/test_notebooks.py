@@ -117,10 +117,10 @@ def test_the_path_pattern_finds_what_it_should():
 IMPORT_TIMES = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-import matplotlib.pyplot, torch, helpers, plumbing
+import matplotlib.pyplot, torch, helpers, harness, plumbing
 def trains(*args, **kwargs):
     raise AssertionError("importing a file trained a model")
-helpers.fit = helpers.run_sweep = trains
+helpers.fit = harness.run_sweep = trains
 for stem in sys.argv[2:]:
     for loaded in [name for name in sys.modules if name[:2].isdigit()]:
         del sys.modules[loaded]                # each file afresh, with the files it loads

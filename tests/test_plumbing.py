@@ -1,4 +1,4 @@
-"""helpers.py's run machinery (the settings table, presets, refusals, parts, file names, the
+"""harness.py's run machinery (the settings table, presets, refusals, parts, file names, the
 run's files, the sweeps) and plumbing.py's replays and input hashes."""
 import argparse
 import functools
@@ -17,12 +17,13 @@ import torch
 
 import conftest
 import helpers
+import harness
 import plumbing
-from helpers import Setting
+from harness import Setting
 
-SETTINGS = {"T": Setting([8, 32], [8], [8, 32, 128], helpers.int_list, "lengths"),
-            "steps": Setting(10, 1, 100, helpers.positive_int, "steps"),
-            "lr": Setting(1e-2, ..., ..., helpers.positive_float, "rate")}
+SETTINGS = {"T": Setting([8, 32], [8], [8, 32, 128], harness.int_list, "lengths"),
+            "steps": Setting(10, 1, 100, harness.positive_int, "steps"),
+            "lr": Setting(1e-2, ..., ..., harness.positive_float, "rate")}
 PARTS = {"a": (), "b": ("a",), "c": ()}
 
 
@@ -40,7 +41,7 @@ def test_presets_fill_only_unset_flags(monkeypatch):
 
 
 def test_a_row_is_its_flag_and_its_help_names_each_preset():
-    parser = helpers.build_parser(SETTINGS, "test", PARTS)
+    parser = harness.build_parser(SETTINGS, "test", PARTS)
     helps = {action.dest: action.help for action in parser._actions}
     assert helps["T"] == "lengths (default: 8,32; --quick: 8; --full: 8,32,128)"
     assert helps["lr"] == "rate (default: 0.01)"                       # the same in every preset
@@ -63,26 +64,26 @@ def test_cuda_without_cuda_is_a_clear_error():
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     with pytest.raises(ValueError, match="no CUDA"):
-        helpers.pick_device("cuda")
-    assert helpers.pick_device("auto") == "cpu"
+        harness.pick_device("cuda")
+    assert harness.pick_device("auto") == "cpu"
 
 
 @pytest.mark.parametrize("text", ["", ",", "8,", "8,,16", " , 8"])
 def test_lists_with_empty_items_are_refused(text):
     with pytest.raises(argparse.ArgumentTypeError, match="without empty items"):
-        helpers.int_list(text)
+        harness.int_list(text)
     with pytest.raises(argparse.ArgumentTypeError, match="without empty items"):
-        helpers.float_list(text)
+        harness.float_list(text)
 
 
 def test_seed_range_and_sizes_of_one_sample(tmp_path, capsys):
-    assert helpers.seed_int("0") == 0 and helpers.seed_int(str(2**32 - 1)) == 2**32 - 1
+    assert harness.seed_int("0") == 0 and harness.seed_int(str(2**32 - 1)) == 2**32 - 1
     for text in ("-1", str(2**32), "1.5"):
         with pytest.raises(argparse.ArgumentTypeError):
-            helpers.seed_int(text)
-    settings = {**SETTINGS, "n_valid": Setting(10, ..., ..., helpers.positive_int, "n")}
+            harness.seed_int(text)
+    settings = {**SETTINGS, "n_valid": Setting(10, ..., ..., harness.positive_int, "n")}
     with pytest.raises(SystemExit) as stop:
-        helpers.config(settings, ["--n-valid", "1", "--out", str(tmp_path)])
+        harness.config(settings, ["--n-valid", "1", "--out", str(tmp_path)])
     assert stop.value.code == 2
     assert capsys.readouterr().err.count("smallest accepted: 2 ") == 1
 
@@ -118,7 +119,7 @@ def test_file_names_say_what_differs_from_the_default_run(monkeypatch):
 
 def test_save_results_is_atomic_and_complete(tmp_path):
     args = config("--quick", "--out", str(tmp_path))
-    path = helpers.save_results("00_test", {"answer": 42}, args, wall_time_s=1.234)
+    path = harness.save_results("00_test", {"answer": 42}, args, wall_time_s=1.234)
     payload = json.loads(path.read_text(encoding="utf-8"))
     assert payload["answer"] == 42 and payload["wall_time_s"] == 1.23
     assert payload["config"]["T"] == [8] and payload["device"] and payload["torch_version"]
@@ -137,33 +138,33 @@ def test_provenance_names_the_commit_and_a_dirty_tree(tmp_path):
                     "r"], cwd=root, check=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                             text=True, encoding="utf-8").stdout.strip()
-    helpers.provenance.cache_clear()
-    clean = helpers.provenance(root)
+    harness.provenance.cache_clear()
+    clean = harness.provenance(root)
     assert clean["commit"] == commit and clean["dirty"] is False
     (root / "results.json").write_text("{}", encoding="utf-8")
     (root / "results" / "old.json").write_text('{"rerun": 1}', encoding="utf-8")
-    helpers.provenance.cache_clear()
-    assert helpers.provenance(root)["dirty"] is False
+    harness.provenance.cache_clear()
+    assert harness.provenance(root)["dirty"] is False
     (root / "a.py").write_text("x = 2\n", encoding="utf-8")
-    helpers.provenance.cache_clear()
-    assert helpers.provenance(root)["dirty"] is True
+    harness.provenance.cache_clear()
+    assert harness.provenance(root)["dirty"] is True
     outside = tmp_path / "not_git"
     outside.mkdir()
-    helpers.provenance.cache_clear()
-    alone = helpers.provenance(outside)
+    harness.provenance.cache_clear()
+    alone = harness.provenance(outside)
     assert alone["commit"] is None and alone["dirty"] is None
     assert alone["machine"]["cpu"] and alone["machine"]["cores"] >= 1
     assert alone["machine"]["cpu_capability"]              # AVX2, AVX512, ...: torch's kernels
-    helpers.provenance.cache_clear()
+    harness.provenance.cache_clear()
 
 
 def test_every_run_records_its_provenance(tmp_path, monkeypatch):
     monkeypatch.setattr(plumbing, "REPLAYED", {})        # a run that replays nothing
     args = config("--quick", "--out", str(tmp_path))
-    written = helpers.save_results("00_test", {}, args, 1.0)
+    written = harness.save_results("00_test", {}, args, 1.0)
     payload = json.loads(written.read_text(encoding="utf-8"))
     record = payload["provenance"]
-    assert {key: record[key] for key in helpers.provenance()} == helpers.provenance()
+    assert {key: record[key] for key in harness.provenance()} == harness.provenance()
     assert len(record["commit"]) == 40                              # this checkout's commit
     assert record["versions"]["torch"] == torch.__version__ and "python" in record["versions"]
 
@@ -173,7 +174,7 @@ def test_a_run_records_its_command_its_start_and_every_library_it_imported(tmp_p
     """The command as typed (the script from the repository's root, then its flags), the UTC
     time it started, and the version of each library imported by then, by its pip name."""
     monkeypatch.setattr(plumbing, "REPLAYED", {})
-    args = helpers.config({}, ["--out", str(tmp_path), "--device", "cpu", "--seed", "3"])
+    args = harness.config({}, ["--out", str(tmp_path), "--device", "cpu", "--seed", "3"])
     run = plumbing.Run("06_allocation", args)
     import sklearn
     record = json.loads(run.finish().read_text(encoding="utf-8"))["provenance"]
@@ -189,7 +190,7 @@ def test_save_results_refuses_non_finite_numbers_naming_the_key(tmp_path, bad):
     args = config("--quick", "--out", str(tmp_path))
     numbers = {"nmse": {"8": {"1": {"seeds": [0.1, bad]}}}}
     with pytest.raises(ValueError, match=r"\['nmse'\]\['8'\]\['1'\]\['seeds'\]\[1\]"):
-        helpers.save_results("00_test", numbers, args, wall_time_s=1.0)
+        harness.save_results("00_test", numbers, args, wall_time_s=1.0)
     assert not list((tmp_path / "results").glob("*.json"))
 
 
@@ -258,7 +259,7 @@ def test_paths_are_recorded_from_the_repository_s_root_whatever_the_folder_a_run
     settings = {"lesson_run": Setting(Path("results/06_allocation.json"), ..., ..., Path, "")}
     monkeypatch.chdir(conftest.ROOT / "notebooks")
     for flags in ([], ["--lesson-run", "../results/06_allocation.json"]):
-        args = helpers.config(settings, [*flags, "--out", str(tmp_path)], "test")
+        args = harness.config(settings, [*flags, "--out", str(tmp_path)], "test")
         assert args.lesson_run == conftest.ROOT / "results" / "06_allocation.json"
         assert args.changed == []                       # the same file, typed or not
         run = plumbing.Run("00_test", args)
@@ -271,12 +272,12 @@ def test_paths_are_recorded_from_the_repository_s_root_whatever_the_folder_a_run
 def test_cli_argv_ignores_a_kernel_s_arguments_but_not_an_imported_ipykernel(monkeypatch):
     import ipykernel  # noqa: F401 — imported by a test process, which is still not a kernel
     monkeypatch.setattr(sys, "argv", ["/x/01_retrieval_task.py", "--quick"])
-    assert helpers.cli_argv() == ["--quick"]
+    assert harness.cli_argv() == ["--quick"]
     monkeypatch.setattr(sys, "argv", ["/venv/lib/ipykernel_launcher.py", "-f", "k.json"])
     monkeypatch.delenv("ARGS", raising=False)
-    assert helpers.cli_argv() == []
+    assert harness.cli_argv() == []
     monkeypatch.setenv("ARGS", "--replay 'a b.json'")                 # a notebook's flags
-    assert helpers.cli_argv() == ["--replay", "a b.json"]
+    assert harness.cli_argv() == ["--replay", "a b.json"]
 
 
 def wait_and_echo(run):
@@ -319,10 +320,10 @@ def test_run_sweep_with_groups_prints_one_line_per_group_when_its_last_run_ends(
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_lesson_s_sweep_prints_one_line_saying_where(workers, capsys):
-    """helpers.run_sweep: no line before, one when its last run ends, with the count and where
+    """harness.run_sweep: no line before, one when its last run ends, with the count and where
     the runs trained; plumbing's with group alone adds a line per group with its count."""
     runs = [dict(wait=0.0, device="cpu", index=i, kind="ab"[i % 2]) for i in range(4)]
-    helpers.run_sweep(runs, workers, wait_and_echo)
+    harness.run_sweep(runs, workers, wait_and_echo)
     lines = capsys.readouterr().out.splitlines()
     where = "in 2 worker processes (joblib)" if workers == 2 else "one after another in this"
     assert len(lines) == 1
@@ -335,18 +336,18 @@ def test_a_lesson_s_sweep_prints_one_line_saying_where(workers, capsys):
 
 
 def test_printed_paths_hold_no_machine_prefix():
-    assert helpers.shown_path(helpers.ROOT / "runs" / "results" / "x.json") == \
+    assert harness.shown_path(helpers.ROOT / "runs" / "results" / "x.json") == \
         "runs/results/x.json"
 
 
 def test_provenance_is_read_when_a_run_starts(tmp_path):
     """A run records the commit and dirty state of the code it started with: an edit or a commit
     made while it trains does not change what its JSON will say."""
-    helpers.provenance.cache_clear()
-    args = helpers.config({}, ["--out", str(tmp_path), "--device", "cpu"])
+    harness.provenance.cache_clear()
+    args = harness.config({}, ["--out", str(tmp_path), "--device", "cpu"])
     plumbing.Run("x", args)
-    at_start = len(helpers.provenance.cache)
-    helpers.provenance.cache_clear()
+    at_start = len(harness.provenance.cache)
+    harness.provenance.cache_clear()
     assert at_start == 1
 
 
@@ -370,10 +371,10 @@ def test_a_notebook_s_function_trains_in_worker_processes_on_one_thread_each():
     torch.set_num_threads(2)   # the suite runs on one thread (conftest): two, so that one shows
     try:
         runs = [dict(device="cpu", index=i) for i in range(4)]
-        results = helpers.run_sweep(runs, 2, train, cost=lambda r: 1)
+        results = harness.run_sweep(runs, 2, train, cost=lambda r: 1)
         assert {r["threads"] for r in results} == {1}
         assert os.getpid() not in {r["pid"] for r in results}
-        here = helpers.run_sweep(runs, 1, train, cost=lambda r: 1)
+        here = harness.run_sweep(runs, 1, train, cost=lambda r: 1)
         assert {r["pid"] for r in here} == {os.getpid()} and {r["threads"] for r in here} == {1}
         assert torch.get_num_threads() == 2
     finally:
@@ -390,16 +391,16 @@ def fail_at_two(run):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_run_that_raises_ends_the_sweep_naming_the_run(workers):
     runs = [dict(device="cpu", index=i) for i in range(4)]
-    with pytest.raises(helpers.SweepFailed, match="the run index=2 raised ValueError: no data"):
-        helpers.run_sweep(runs, workers, fail_at_two, cost=lambda r: 1)
+    with pytest.raises(harness.SweepFailed, match="the run index=2 raised ValueError: no data"):
+        harness.run_sweep(runs, workers, fail_at_two, cost=lambda r: 1)
 
 
 def stops_in_one_line(runs, train):
     """What run_sweep says when its sweep stops (SweepFailed on 2 workers), checked to be one
     line said within a minute."""
     started = time.perf_counter()
-    with pytest.raises(helpers.SweepFailed) as failed:
-        helpers.run_sweep(runs, 2, train, cost=lambda r: 1)
+    with pytest.raises(harness.SweepFailed) as failed:
+        harness.run_sweep(runs, 2, train, cost=lambda r: 1)
     assert time.perf_counter() - started < 60
     said = str(failed.value)
     assert "\n" not in said, said
@@ -420,14 +421,14 @@ def test_a_diverging_loss_in_a_worker_keeps_its_own_message():
                                 "    raise helpers.NonFiniteLoss('T=8 h=2: the loss is nan')")
     runs = [dict(device="cpu", index=0), dict(device="cpu", index=1)]
     with pytest.raises(helpers.NonFiniteLoss, match="T=8 h=2: the loss is nan"):
-        helpers.run_sweep(runs, 2, train, cost=lambda r: 1)
+        harness.run_sweep(runs, 2, train, cost=lambda r: 1)
 
 
 def test_the_results_file_says_where_its_sweeps_ran(tmp_path, monkeypatch):
     monkeypatch.setattr(plumbing, "REPLAYED", {})
-    args = helpers.config({}, ["--out", str(tmp_path), "--device", "cpu"])
+    args = harness.config({}, ["--out", str(tmp_path), "--device", "cpu"])
     run = plumbing.Run("00_test", args)
-    helpers.run_sweep([dict(device="cpu", index=0, wait=0)], 1, wait_and_echo, cost=len)
+    harness.run_sweep([dict(device="cpu", index=0, wait=0)], 1, wait_and_echo, cost=len)
     record = json.loads(run.finish().read_text(encoding="utf-8"))["provenance"]
     assert record["sweeps"] == ["this process, one thread"]
 
@@ -436,11 +437,11 @@ def test_a_progress_bar_only_where_it_can_redraw(monkeypatch):
     """Captured output (the tests, a file) gets the lines alone; TQDM_DISABLE=1 keeps the bar
     out of a notebook executed to be committed."""
     monkeypatch.delenv("TQDM_DISABLE", raising=False)
-    assert not helpers.live_output()                    # pytest captures stderr
-    monkeypatch.setattr(helpers, "in_notebook", lambda: True)
-    assert helpers.live_output()
+    assert not harness.live_output()                    # pytest captures stderr
+    monkeypatch.setattr(harness, "in_notebook", lambda: True)
+    assert harness.live_output()
     monkeypatch.setenv("TQDM_DISABLE", "1")
-    assert not helpers.live_output()
+    assert not harness.live_output()
 
 
 def test_a_fresh_interpreter_sees_no_import_of_this_process_and_runs_once(monkeypatch):
@@ -466,7 +467,7 @@ def test_a_numbered_file_that_no_worker_can_import_goes_to_the_workers_by_value(
     try:
         spec.loader.exec_module(module)
         runs = [dict(device="cpu", index=index) for index in range(3)]
-        results = helpers.run_sweep(runs, 2, module.train, cost=lambda r: 1)
+        results = harness.run_sweep(runs, 2, module.train, cost=lambda r: 1)
     finally:
         del sys.modules["09z_probe"]
     assert [r["twice"] for r in results] == [0, 2, 4]
@@ -475,7 +476,7 @@ def test_a_numbered_file_that_no_worker_can_import_goes_to_the_workers_by_value(
 def test_cached_computes_once_per_arguments():
     calls = []
 
-    @helpers.cached
+    @harness.cached
     def square(x):
         calls.append(x)
         return x * x

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import conftest
-import helpers
+import harness
 import reference_tier
 
 
@@ -13,7 +13,7 @@ def test_main_gives_the_committed_comparison(tmp_path):
     """Run again on the committed files, it finds the same changes, parts and sha256 as the
     committed record (a clone without the commit it reads is skipped)."""
     against = reference_tier.SETTINGS["against"].default
-    if helpers.git(conftest.ROOT, "cat-file", "-e", f"{against}^{{commit}}") is None:
+    if harness.git(conftest.ROOT, "cat-file", "-e", f"{against}^{{commit}}") is None:
         pytest.skip(f"this clone lacks commit {against}")
     written = reference_tier.main(["--out", str(tmp_path)])
     numbers = json.loads(written.read_text(encoding="utf-8"))

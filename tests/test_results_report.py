@@ -226,7 +226,7 @@ def written_names(command, folder, monkeypatch):
     written as <stem>_analysis_of_<replayed>."""
     import runpy
     import shlex
-    import helpers
+    import harness
     import plumbing
     words = shlex.split(command)
     assert words[0] == "python" and (ROOT / words[1]).is_file(), command
@@ -235,10 +235,10 @@ def written_names(command, folder, monkeypatch):
         raise Named(stem, stem + variant + plumbing.output_suffix(args, parts, named), args)
 
     def lesson(run, stem, args, variant="", named=(), script=None):
-        raise Named(stem, stem + variant + helpers.output_suffix(args, named), args)
+        raise Named(stem, stem + variant + harness.output_suffix(args, named), args)
 
     monkeypatch.setattr(plumbing.Run, "__init__", study)
-    monkeypatch.setattr(helpers.Run, "__init__", lesson)
+    monkeypatch.setattr(harness.Run, "__init__", lesson)
     monkeypatch.setattr(sys, "argv", [words[1], *words[2:], "--out", str(folder)])
     with pytest.raises(Named) as made:         # a flag the script lacks exits 2 instead
         runpy.run_path(str(ROOT / words[1]), run_name="__main__")

@@ -1,7 +1,7 @@
 """The lessons on Windows and macOS, simulated on Linux (tests/simulated_os.py): every lesson's
 --quick and lesson 07's notebook run there, and give the numbers they give on Linux. On macOS
 each lesson runs as a student who copied it out would run it: from a folder of its own holding
-it, helpers.py and the earlier lessons it loads, nothing else (standalone_copy).
+it, helpers.py, harness.py and the earlier lessons it loads, nothing else (standalone_copy).
 
 What differs there for this course is how new processes start: no fork on Windows, spawn as
 the default on macOS. A sweep's workers are new interpreters on every system (joblib's loky
@@ -50,12 +50,13 @@ def loaded_lessons(path):
 
 
 def standalone_copy(lesson, folder):
-    """A folder of lesson's own holding it, helpers.py and the lessons it loads: what a student
-    who copies the lesson out needs, and all it may use. Returns the lesson's path there."""
+    """A folder of lesson's own holding it, helpers.py, harness.py and the lessons it loads: what
+    a student who copies the lesson out needs, and all it may use. Returns the lesson's path there."""
     folder.mkdir(parents=True)
     for name in {lesson.stem, *loaded_lessons(lesson)}:
         shutil.copy(ROOT / f"{name}.py", folder)
-    shutil.copy(ROOT / "helpers.py", folder)
+    for shared in ("helpers.py", "harness.py"):
+        shutil.copy(ROOT / shared, folder)
     return folder / lesson.name
 
 
@@ -119,14 +120,15 @@ def test_every_lesson_runs_on_simulated_windows_and_macos_with_linux_s_numbers(
             assert figures, (system, lesson.stem)                 # and its figure
 
 
-def test_a_lesson_copied_out_loads_only_helpers_and_earlier_lessons(tmp_path):
-    """What the macOS run copies: each lesson with helpers.py and the lessons it loads, and
-    nothing of the repository's beside them (no study, plumbing.py or engine/)."""
+def test_a_lesson_copied_out_loads_only_helpers_harness_and_earlier_lessons(tmp_path):
+    """What the macOS run copies: each lesson with helpers.py, harness.py and the lessons it
+    loads, and nothing of the repository's beside them (no study, plumbing.py or engine/)."""
     for lesson in LESSONS:
         copied = standalone_copy(lesson, tmp_path / lesson.stem)
         names = sorted(path.name for path in copied.parent.iterdir())
-        assert "helpers.py" in names and all(name == "helpers.py" or name[:2].isdigit()
-                                             for name in names), names
+        shared = {"helpers.py", "harness.py"}
+        assert shared <= set(names) and all(name in shared or name[:2].isdigit()
+                                            for name in names), names
         for path in copied.parent.glob("0*.py"):
             text = path.read_text(encoding="utf-8")
             assert not re.search(r"^\s*(import|from) (plumbing|engine)\b", text, re.M), path
