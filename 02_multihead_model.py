@@ -251,6 +251,8 @@ PAPER_TABLE_2 = {
     4: {8: 6.10e-5, 16: 4.36e-5, 32: 4.80e-5, 64: 8.75e-6, 128: 5.23e-6},
     5: {8: 3.35e-5, 16: 1.10e-5, 32: 4.91e-6, 64: 4.19e-6, 128: 3.99e-6},
 }
+
+
 def times(ratio):
     """A ratio as printed: 0.38x, 2.8x, 13x."""
     return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
