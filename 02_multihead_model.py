@@ -298,8 +298,8 @@ if __name__ == "__main__":
 #
 # At $T = 32$ and 128 our drops are smaller, after 2,000 steps; study 02e trains on until the
 # errors are no longer shown to fall, and read there (study 02g,
-# `results/02g_grid_at_convergence.json`, 3 seeds) the mean falls 199×, 374× and 167× at
-# $T = 8, 32, 64$, beside Table 2's 11×, 19× and 150×.
+# `results/02g_grid_at_convergence.json`, 3 seeds) the mean falls 199×, 374×, 167× and 69.5×
+# at $T = 8, 32, 64, 128$, beside Table 2's 11×, 19×, 150× and 302×.
 
 # %% [markdown]
 # ## Going further

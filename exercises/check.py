@@ -17,9 +17,12 @@ exit() or os._exit() in it is one error line. Ctrl-C while a check waits ends th
 Code that cannot be sent to another process (it holds an open file or a lock) runs in a thread
 instead, which the check stops at the limit unless the code catches even that.
 An error names the input it was called on and the student's line. The answer itself is never
-printed, nor its distance (a wrong number says which way, and by a band of relative size),
-unless asked for: `check.reveal("2.2")`. `summary()` counts the latest result of each
-exercise, so running a cell again replaces its line. Written answers are not checked: no word
+printed, nor its distance (a wrong number says which way, and by a band of relative size).
+A prediction (2.2, 6.2, 6.4, 7.1) is "[recorded]" with its reason, right or wrong alike, so
+that trying choices tells nothing; `check.reveal()`, once the class has seen the figure, prints
+the committed answers and judges every recorded prediction ("[ok]" or "[missed]"), and
+`check.reveal("2.2")` one. `summary()` counts the latest result of each exercise, so running a
+cell again replaces its line. Written answers are not checked: no word
 list can tell a right sentence from a wrong one, so any answer is "[answered]", for discussion
 in class; the reference answer is in the teacher's version of the file.
 """
@@ -38,6 +41,7 @@ import multiprocessing
 import numbers
 import os
 import random
+import re
 import select
 import signal
 import subprocess
@@ -116,6 +120,8 @@ sys.path.insert(0, str(REPOSITORY))
 import helpers  # noqa: E402
 
 RESULTS = {}   # exercise number -> status of its latest check
+PREDICTIONS = {}   # prediction exercise number -> the choice recorded for it, judged at its reveal
+REVEALED = set()   # the prediction exercises whose committed answer reveal() has printed
 
 
 class NotYet(Exception):
@@ -413,8 +419,12 @@ def _run(number, title, test, student=None):
             line += (" (it may still be running: restart the kernel, or stop the script, if the "
                      "machine slows down)")
     else:
-        (status, line), printed = finished
+        (status, line, *recorded), printed = finished
         _say(printed, end="")
+        if recorded:                    # a prediction's choice, kept for its reveal
+            PREDICTIONS[number] = recorded[0]
+    if status != "recorded":
+        PREDICTIONS.pop(number, None)   # the latest check is the one that counts
     RESULTS[number] = status
     _say(f"[{status}]".ljust(13) + f"{number} {title}" + (f": {line}" if line else ""))
     return Status(status)
@@ -509,6 +519,19 @@ def _pair(value, what):
     return _number(first, what), _number(second, what)
 
 
+def _numbers(values, count, what):
+    """`count` numbers from a list, a tuple, an array, a tensor or a generator, else NotYet."""
+    if values is None:
+        raise NotYet(f"returned None ({what}): did you forget `return`?")
+    try:
+        values = list(values)
+    except TypeError:
+        values = None
+    if values is None or isinstance(values, str) or len(values) != count:
+        raise NotYet(f"return {count} numbers, one per added head ({what})")
+    return [_number(value, what) for value in values]
+
+
 def _close(expected, got, what, tolerance=1e-6):
     """NotYet unless the student's number is within tolerance (relative) of the reference."""
     expected, got = float(expected), _number(got, what)
@@ -573,12 +596,44 @@ def _prediction(answer, kind):
     return int(number)
 
 
+# What a prediction's reason must name, without which it is not a reason for that prediction:
+# (a pattern, the words the "not yet" line uses). Never the answer itself.
+REASON_MUST_NAME = {
+    "2.2": (r"head|token|retriev|direction|\bD\b", "what each head does"),
+    "6.2": (r"layer|first|second|last|early|late", "the layer that does the match"),
+    "6.4": (r"quer|dimension|rank|budget", "the queries or the head dimension a budget leaves"),
+    "7.1": (r"interval|\bci\b|zero|\b0\b|\bends?\b", "the interval against 0"),
+}
+
+
 def _reason(because, number):
-    """A prediction is compared with the committed results only beside its reason: with a
-    choice of two or a small number, the first "not yet" alone would give the answer away."""
+    """A prediction needs its reason, a sentence that names what the prediction rests on."""
     if because is None or not str(because).strip():
-        raise NotYet(f"write your reason too, in a sentence: the check compares your choice only "
+        raise NotYet(f"write your reason too, in a sentence: the check keeps your choice only "
                      f"beside it (exercise {number}'s `because`)")
+    pattern, what = REASON_MUST_NAME[number]
+    if not re.search(pattern, str(because), re.IGNORECASE):
+        raise NotYet(f"your reason does not say {what}: write why, in those terms")
+
+
+def _predicted(number, choice, because, revealed):
+    """A prediction of the right form, beside its reason: before its reveal it is recorded and
+    judged neither right nor wrong, so that trying choices tells nothing; after the reveal it is
+    judged at once."""
+    _reason(because, number)
+    if not revealed:
+        return "recorded", (f"{_shown_choice(choice)}, with your reason; check.reveal() judges "
+                            f"it once the class has seen the figure"), choice
+    if not JUDGES[number](choice):
+        raise NotYet(f"the committed results say otherwise ({REVEAL[number]()})")
+    return "ok", ""
+
+
+def _shown_choice(choice):
+    """A recorded choice in words: "you chose 3", "you chose front-loaded on ..."."""
+    if isinstance(choice, dict):
+        return "you chose " + "; ".join(f"{name} on {task}" for task, name in choice.items())
+    return f"you chose {choice}"
 
 
 def _written(answer, about):
@@ -666,7 +721,7 @@ def ex01_smallest_q(student):
                 raise NotYet(f"q must be positive (epsilon={epsilon:g})")
             if not worst(q) <= epsilon * (1 + 1e-3):
                 raise NotYet(f"at your q the worst error is above epsilon={epsilon:g}")
-            if not worst(0.98 * q) > epsilon:
+            if not worst(0.999 * q) > epsilon:
                 raise NotYet(f"a smaller q also reaches epsilon={epsilon:g}")
     return _run("1.4", "the sharpness q our selector needs", test, student)
 
@@ -698,12 +753,10 @@ def _knees_for_D3():
 
 
 def ex02_knee_for_D3(predicted, because=None):
+    revealed = "2.2" in REVEALED
+
     def test():
-        choice = _prediction(predicted, int)
-        _reason(because, "2.2")
-        if {choice} != _knees_for_D3():
-            raise NotYet("the committed D = 3 results drop most at another h (think again, or "
-                         "check.reveal('2.2'))")
+        return _predicted("2.2", _prediction(predicted, int), because, revealed)
     return _run("2.2", "where the knee moves for D = 3", test)
 
 
@@ -752,10 +805,7 @@ def ex02_decades(student):
     def test():
         for errors, expected in DECADE_CASES:
             what = f"made-up errors {errors}"
-            got = _call(student, what, list(errors))
-            if not isinstance(got, (list, tuple)) or len(got) != len(expected):
-                raise NotYet(f"return a list of {len(expected)} numbers, one per added head "
-                             f"({what})")
+            got = _numbers(_call(student, what, list(errors)), len(expected), what)
             for h, (want, value) in enumerate(zip(expected, got), start=2):
                 _close(want, value, f"h = {h - 1} to {h}, {what}")
         means = {T: [entry["mean"] for entry in by_h.values()]
@@ -900,16 +950,16 @@ def _least_entropy(B, L):
 def ex05_entropy_floor(student):
     def test():
         lemma = _concept("05c_bounded_logits")
-        for B in (0.5, 1.0, 3.0):
-            for L in (1, 2, 16, 4096):
-                what = f"B={B}, L={L}"
-                got = _call(student, what, B, L)
-                floor = lemma.entropy_bound(B, L)
-                value = _number(got, what)
-                if floor < value <= _least_entropy(B, L) + 1e-9:
-                    raise NotYet(f"a true floor, tighter than the lemma's ({what}): the exercise "
-                                 f"asks for the floor the lemma's bounds on each p_i give")
-                _close(floor, got, what)
+        cases = [(B, L, f"B={B}, L={L}") for B in (0.5, 1.0, 3.0) for L in (1, 2, 16, 4096)]
+        values = [_number(_call(student, what, B, L), what) for B, L, what in cases]
+        floors = [lemma.entropy_bound(B, L) for B, L, _ in cases]
+        holds = all(floor <= value <= _least_entropy(B, L) + 1e-9
+                    for (B, L, _), floor, value in zip(cases, floors, values))
+        if holds and any(value > floor + 1e-6 for floor, value in zip(floors, values)):
+            raise NotYet("a true floor at every B and L tried, tighter than the lemma's: the "
+                         "exercise asks for the floor the lemma's bounds on each p_i give")
+        for (_, _, what), floor, value in zip(cases, floors, values):
+            _close(floor, value, what)
     return _run("5.2", "the entropy floor H(p)/log L", test, student)
 
 
@@ -958,6 +1008,8 @@ def _winners():
 
 
 def ex06_winners(student, because=None):
+    revealed = "6.2" in REVEALED
+
     def test():
         names = ("front-loaded", "back-loaded")
         chosen = {task: _call(student, repr(task), task) for task in _winners()}
@@ -966,12 +1018,7 @@ def ex06_winners(student, because=None):
                 raise NotYet(f"returned {type(got).__name__} for {task!r}; return a name")
             if got not in names:
                 raise NotYet(f"{got!r} is not one of {', '.join(names)} (for {task!r})")
-        _reason(because, "6.2")
-        for task, expected in _winners().items():
-            got = chosen[task]
-            if got != expected:
-                raise NotYet(f"on {task} the committed results favour another allocation than "
-                             f"{got!r} (think again, or check.reveal('6.2'))")
+        return _predicted("6.2", chosen, because, revealed)
     return _run("6.2", "which allocation wins on which task (committed results)", test, student)
 
 
@@ -981,21 +1028,20 @@ def ex06_why(answer):
 
 
 def _best_heads():
-    """The lowest H of every committed trained seed (study 06g) and of study 06f's oracle."""
+    """The lowest H of every committed trained seed (study 06g) and of study 06f's oracle; they
+    must agree for 6.4 to have one answer."""
     fixed = _committed("06g_fixed_budget")["fixed_budget"]
-    return {*fixed["best_H_per_seed"], _committed("06f_controls")["fixed_budget"]["best_H_oracle"]}
+    best = {*fixed["best_H_per_seed"], _committed("06f_controls")["fixed_budget"]["best_H_oracle"]}
+    if len(best) != 1:
+        raise RuntimeError(f"the committed results disagree on the best H: {sorted(best)}")
+    return best
 
 
 def ex06_best_heads(predicted, because=None):
+    revealed = "6.4" in REVEALED
+
     def test():
-        best = _best_heads()
-        if len(best) != 1:
-            raise RuntimeError(f"the committed results disagree on the best H: {sorted(best)}")
-        choice = _prediction(predicted, int)
-        _reason(because, "6.4")
-        if {choice} != best:
-            raise NotYet("the committed trained models and the oracle are lowest at another H "
-                         "(think again, or check.reveal('6.4'))")
+        return _predicted("6.4", _prediction(predicted, int), because, revealed)
     return _run("6.4", "the best head count at a fixed budget", test)
 
 
@@ -1017,11 +1063,10 @@ def _fixed_width_excludes_zero():
 
 
 def ex07_fixed_width(predicted, because=None):
+    revealed = "7.1" in REVEALED
+
     def test():
-        choice = _prediction(predicted, bool)
-        _reason(because, "7.1")
-        if choice != _fixed_width_excludes_zero():
-            raise NotYet("read the interval again (or check.reveal('7.1'))")
+        return _predicted("7.1", _prediction(predicted, bool), because, revealed)
     return _run("7.1", "at a fixed width, is the gain from more heads clear?", test)
 
 
@@ -1134,21 +1179,48 @@ REVEAL = {
 }
 
 
-def reveal(number):
-    """Print the reference answer of a prediction exercise (what the committed results say);
-    number: "2.2" or 2.2."""
+# Whether a recorded prediction matches the committed results.
+JUDGES = {
+    "2.2": lambda choice: {choice} == _knees_for_D3(),
+    "6.2": lambda choice: choice == _winners(),
+    "6.4": lambda choice: {choice} == _best_heads(),
+    "7.1": lambda choice: choice == _fixed_width_excludes_zero(),
+}
+
+
+def reveal(number=None):
+    """Print the committed answer of a prediction exercise (number: "2.2" or 2.2), or of every
+    one (no number: the instructor's cue), and judge the prediction recorded for it."""
+    if number is None:
+        for each in REVEAL:
+            reveal(each)
+        return
     number = f"{number:g}" if isinstance(number, (int, float)) else str(number).strip()
     if number not in REVEAL:
         _say(f"[reveal]     {number}: only {', '.join(REVEAL)} have an answer to reveal; the "
              f"others' references are in the repository's exercises/ folder")
         return
-    _say(f"[reveal]     {number}: {REVEAL[number]()}")
+    try:
+        answer = REVEAL[number]()
+        right = JUDGES[number](PREDICTIONS[number]) if number in PREDICTIONS else None
+    except (StudentError, RuntimeError) as error:
+        RESULTS[number] = "error"
+        _say("[error]".ljust(13) + f"{number}: {error}")
+        return
+    REVEALED.add(number)
+    _say(f"[reveal]     {number}: {answer}")
+    if right is not None:
+        RESULTS[number] = "ok" if right else "missed"
+        verdict = "matches" if right else "does not match: which part of your reason failed?"
+        _say(f"[{RESULTS[number]}]".ljust(13)
+             + f"{number} your prediction ({_shown_choice(PREDICTIONS.pop(number))}) {verdict}")
 
 
 def summary():
-    """Print how many exercises are ok, answered, not yet, to do and in error (latest check)."""
+    """Print how many exercises are ok, answered, recorded, missed, not yet, to do and in error
+    (latest check)."""
     counts = {status: sum(1 for s in RESULTS.values() if s == status)
-              for status in ("ok", "answered", "not yet", "to do", "error")}
+              for status in ("ok", "answered", "recorded", "missed", "not yet", "to do", "error")}
     _say("summary: " + ", ".join(f"{n} {status}" for status, n in counts.items()))
     return Counts(counts)
 

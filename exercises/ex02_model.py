@@ -69,6 +69,13 @@ because_2_2 = "each head retrieves one of the D tokens, so the error drops once 
 check.ex02_knee_for_D3(predicted_knee, because_2_2)
 
 # %% [markdown]
+# **Reveal, on the instructor's cue** (at home: once your prediction and its reason are
+# written): the committed answer, and whether your recorded prediction matches it.
+
+# %%
+check.reveal("2.2")
+
+# %% [markdown]
 # ## 2.3 One head per retrieved token? · easy · 5 min
 #
 # Study 02f records, for lesson 02's best h = 3 and h = 4 models, how much attention each head

@@ -65,6 +65,13 @@ because_6_2 = "the rich head dimension belongs to the layer that does the conten
 check.ex06_winners(winner, because_6_2)
 
 # %% [markdown]
+# **Reveal, on the instructor's cue** (at home: once your prediction and its reason are
+# written): the committed answer, and whether your recorded prediction matches it.
+
+# %%
+check.reveal("6.2")
+
+# %% [markdown]
 # ## 6.3 So is "front-load" a rule? · medium · 10 min · written
 #
 # Paper B recommends giving early layers more. In two or three sentences: what do the two tasks
@@ -100,6 +107,13 @@ because_6_4 = ("one head per query: fewer heads must mix queries, more heads lea
 ### END ANSWER
 
 check.ex06_best_heads(predicted_best_heads, because_6_4)
+
+# %% [markdown]
+# **Reveal, on the instructor's cue** (at home: once your prediction and its reason are
+# written): the committed answer, and whether your recorded prediction matches it.
+
+# %%
+check.reveal("6.4")
 
 # %%
 check.summary()

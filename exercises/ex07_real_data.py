@@ -51,6 +51,13 @@ because_7_1 = "both ends of the fixed-width interval are above 0"
 check.ex07_fixed_width(fixed_width_gain_is_clear, because_7_1)
 
 # %% [markdown]
+# **Reveal, on the instructor's cue** (at home: once your prediction and its reason are
+# written): the committed answer, and whether your recorded prediction matches it.
+
+# %%
+check.reveal("7.1")
+
+# %% [markdown]
 # ## 7.2 How much of the rise is width? · medium · 5 min · written
 #
 # The same file also reports `gain_difference`: per seed, the gain of the paper's protocol

@@ -62,7 +62,11 @@ def test_there_are_at_least_ten_exercises_each_with_a_check():
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
 def test_reference_exercises_pass_every_check(path):
     lines = check_lines(run_file(path))
-    assert lines and all(line.startswith(("[ok]", "[answered]")) for line in lines), lines
+    assert lines and all(line.startswith(("[ok]", "[answered]", "[recorded]", "[reveal]"))
+                         for line in lines), lines
+    recorded = [line.split()[1] for line in lines if line.startswith("[recorded]")]
+    judged = [line.split()[1] for line in lines if line.startswith("[ok]")]
+    assert all(number in judged for number in recorded), lines      # each judged at its reveal
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +87,7 @@ def student_folder(tmp_path_factory):
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
 def test_handout_runs_to_the_end_with_every_check_to_do(path, student_folder):
     lines = check_lines(run_file(student_folder / path.name))
-    assert lines and all(line.startswith("[to do]") for line in lines), lines
+    assert lines and all(line.startswith(("[to do]", "[reveal]")) for line in lines), lines
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda path: path.stem)
@@ -155,7 +159,8 @@ def wrong(name):
                       lambda p, t: float(((p - t) ** 2).mean() / (t ** 2).mean())],   # E[y^2]
         "ex01_retrieval_target": [lambda x, a: x.sum(dim=(1, 2)),
                                   lambda x, a: x[..., :a.shape[0]].max(dim=1).values.sum(dim=1)],
-        "ex01_smallest_q": [lambda e: 1 / e ** 2, lambda e: 1 / (2 * e ** 2)],
+        "ex01_smallest_q": [lambda e: 1 / e ** 2, lambda e: 1 / (2 * e ** 2),
+                            lambda e: 1.01 / (2 * math.e * e ** 2)],         # 1 % above
         "ex02_parameter_count": [lambda model: sum(p.numel() for p in model.parameters())],
         "ex02_knee_for_D3": [4, "4", "three"],
         "ex02_directions_covered": [
@@ -252,7 +257,10 @@ def right(name):
                                             math.exp(B) / (math.exp(B) + (L - 1) * math.exp(-B)))],
         "ex06_best_heads": ["4"],
         "ex07_fixed_width": [str(check_module()._fixed_width_excludes_zero())],
-        "ex02_decades": [lambda e: tuple(math.log10(e[h - 1]) - math.log10(e[h])
+        "ex02_decades": [lambda e: numpy.log10(e[:-1]) - numpy.log10(e[1:]),    # an array
+                         lambda e: (math.log10(a / b) for a, b in zip(e, e[1:])),  # a generator
+                         lambda e: tensor_decades(e),
+                         lambda e: tuple(math.log10(e[h - 1]) - math.log10(e[h])
                                          for h in range(1, len(e)))],
         "ex07_interval": [lambda d: list(interval_with(scipy_t)(d)),
                           interval_as_an_array],
@@ -266,13 +274,24 @@ def check_module(name="check_wrong"):
 WRITTEN = ("ex01_why_nmse", "ex06_why", "ex07_width_share")   # for discussion, not checked
 
 
-PREDICTIONS = ("ex02_knee_for_D3", "ex06_winners", "ex06_best_heads", "ex07_fixed_width")
+# Each prediction's check, with a reason that names what the prediction rests on.
+PREDICTIONS = {"ex02_knee_for_D3": "one head per token to retrieve",
+               "ex06_winners": "the rich layer is the one that matches",
+               "ex06_best_heads": "one head per query",
+               "ex07_fixed_width": "where the interval lies against 0"}
+
+
+def tensor_decades(errors):
+    """2.5 answered with torch, returning a tensor."""
+    import torch
+    errors = torch.tensor(errors, dtype=torch.float64)
+    return errors[:-1].log10() - errors[1:].log10()
 
 
 def answered(checks, name, answer):
     """A check called as an exercise file calls it: a prediction with a reason beside it."""
     if name in PREDICTIONS:
-        return getattr(checks, name)(answer, "a reason in a sentence")
+        return getattr(checks, name)(answer, PREDICTIONS[name])
     return getattr(checks, name)(answer)
 
 
@@ -282,6 +301,7 @@ def test_every_check_refuses_each_wrong_answer_and_never_raises(monkeypatch):
     console = io.TextIOWrapper(io.BytesIO(), encoding="ascii")    # strict, as a console is
     monkeypatch.setattr(sys, "stdout", console)
     checks = check_module()
+    checks.reveal()                              # the class has seen the figures: judged at once
     for name in (name for name in dir(checks) if name.startswith("ex0") and name not in WRITTEN):
         answers = wrong(name)
         assert answers, f"add wrong answers for {name}"
@@ -301,20 +321,35 @@ def test_every_check_refuses_each_wrong_answer_and_never_raises(monkeypatch):
 
 def test_right_answers_in_other_forms_are_accepted(capsys):
     checks = check_module("check_right")
+    checks.reveal()
     for name in (name for name in dir(checks) if name.startswith("ex0")):
         for answer in right(name):
             assert answered(checks, name, answer) == "ok", (name, answer)
 
 
-def test_wrong_predictions_do_not_reveal_the_answer_until_asked(capsys):
+def test_a_prediction_is_recorded_alike_right_or_wrong_and_judged_at_its_reveal(capsys):
+    """Before the reveal a right and a wrong choice get the same line but for the choice, so
+    trying choices tells nothing; reveal() prints the answers and judges every recorded one."""
     checks = check_module("check_reveal")
-    checks.ex02_knee_for_D3(4, "a reason")
-    checks.ex06_winners(lambda task: "front-loaded", "a reason")  # wrong on prefix-match
+    knee = sorted(checks._knees_for_D3())[0]
+    lines = {}
+    for choice in (knee, knee + 1):
+        assert checks.ex02_knee_for_D3(choice, "a head per retrieved token") == "recorded"
+        lines[choice] = capsys.readouterr().out.replace(f"chose {choice}", "chose X")
+    assert lines[knee] == lines[knee + 1]
+    winners = checks._winners()
+    chosen = {task: "front-loaded" for task in winners}                   # the same for both
+    assert checks.ex06_winners(lambda task: chosen[task], "the first layer matches") == "recorded"
     said = capsys.readouterr().out
-    assert "not yet" in said
-    assert "h = 3" not in said and "back-loaded" not in said     # the right answers unsaid
-    checks.reveal("2.2")
-    assert "h = 3" in capsys.readouterr().out
+    assert "not yet" not in said and "another" not in said and "back-loaded" not in said
+    checks.reveal()
+    said = capsys.readouterr().out
+    assert f"h = {knee}" in said                                          # the answers, now
+    assert said.count("[reveal]") == len(checks.REVEAL)
+    expected_6_2 = "[ok]" if chosen == winners else "[missed]"
+    assert "[missed]     2.2" in said and f"{expected_6_2}".ljust(13) + "6.2" in said
+    assert checks.RESULTS["2.2"] == "missed"
+    assert checks.ex02_knee_for_D3(knee, "a head per retrieved token") == "ok"   # judged at once
     checks.reveal("9.9")
     assert "only" in capsys.readouterr().out
 
@@ -385,7 +420,8 @@ def test_students_prints_are_shown_and_a_rerun_replaces_its_result(capsys):
         checks.ex01_nmse(nmse)
     assert capsys.readouterr().out.count("my debugging line") >= 3
     checks.ex01_nmse(lambda p, t: float(((p - t) ** 2).mean() / t.var(unbiased=False)))
-    assert checks.summary() == {"ok": 1, "answered": 0, "not yet": 0, "to do": 0, "error": 0}
+    assert checks.summary() == {"ok": 1, "answered": 0, "recorded": 0, "missed": 0,
+                                "not yet": 0, "to do": 0, "error": 0}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -451,12 +487,12 @@ def test_a_handout_moved_into_another_clone_reads_that_clone(tmp_path):
     code, out, err = run_as_student(exercise, cwd=tmp_path)
     lines = check_lines(out)
     assert code == 0 and "Traceback" not in err, err
-    assert lines and all(line.startswith("[to do]") for line in lines), lines
+    assert lines and all(line.startswith(("[to do]", "[reveal]")) for line in lines), lines
     for stem in ("07_real_data", "07c_fixed_width"):                       # 7.1's files
         for result in (tmp_path / "b" / "results").glob(f"{stem}*.json"):
             result.unlink()                                                 # B is what it reads
     answered = exercise.read_text(encoding="utf-8").replace(
-        "_is_clear = None", "_is_clear = True").replace("because_7_1 = None", "because_7_1 = 'read'")
+        "_is_clear = None", "_is_clear = True").replace("because_7_1 = None", "because_7_1 = 'its ends'")
     exercise.write_text(answered, encoding="utf-8")
     code, out, _ = run_as_student(exercise, cwd=tmp_path)
     assert any(line.startswith("[error]") and "7.1" in line for line in check_lines(out)), out
@@ -1004,8 +1040,11 @@ def test_a_nan_q_is_named_and_a_tighter_true_entropy_floor_is_told_apart(capsys)
     said = capsys.readouterr().out
     assert "nan" in said and "positive" not in said
     assert checks.ex05_entropy_floor(checks._least_entropy) == "not yet"
-    assert "a true floor, tighter than the lemma's" in capsys.readouterr().out
+    assert "a true floor at every B and L tried, tighter" in capsys.readouterr().out
     assert checks.ex05_entropy_floor(lambda B, L: 0.99) == "not yet"        # not a floor at all
+    assert "tighter" not in capsys.readouterr().out
+    one_b = lambda B, L: max(0.0, 1 - B / math.log(L)) if L > 1 else 1.0    # noqa: E731
+    assert checks.ex05_entropy_floor(one_b) == "not yet"    # above the least entropy at B = 3
     assert "tighter" not in capsys.readouterr().out
 
 
@@ -1041,12 +1080,18 @@ def test_the_checks_hold_expected_values_not_solutions():
                    for a, b in zip(ends, interval_with(scipy_t)(differences)))
 
 
-def test_a_prediction_is_compared_only_beside_its_reason(capsys):
-    """A right choice without a reason is not yet ok, and the line says why; with one it is."""
+def test_a_prediction_is_kept_only_beside_a_reason_that_names_what_it_rests_on(capsys):
+    """A choice without a reason, or with one that names nothing it could rest on, is not yet
+    recorded, and the line says why; with one it is."""
     checks = check_module("check_reasons")
     knee = sorted(checks._knees_for_D3())[0]
     for because in (None, "", "   "):
         assert checks.ex02_knee_for_D3(knee, because) == "not yet"
         assert "reason" in capsys.readouterr().out
-    assert checks.ex02_knee_for_D3(knee, "one head per retrieved token") == "ok"
+    for number, call in (("2.2", lambda because: checks.ex02_knee_for_D3(knee, because)),
+                         ("6.4", lambda because: checks.ex06_best_heads(4, because)),
+                         ("7.1", lambda because: checks.ex07_fixed_width(True, because))):
+        assert call("x") == "not yet", number
+        assert "does not say" in capsys.readouterr().out
+    assert checks.ex02_knee_for_D3(knee, "one head per retrieved token") == "recorded"
     assert checks.ex02_knee_for_D3(None) == "to do"                    # nothing chosen yet

@@ -328,6 +328,53 @@ def test_start_here_sets_up_a_fresh_laptop_in_two_commands_on_each_system():
         assert commands[-1].split("#")[0].strip() == "python -m pytest -q", kind
 
 
+def test_the_class_s_set_up_types_the_readme_s_commands():
+    """TEACHING's student set-up makes the environment as the README does on each system
+    (python3 where stock macOS and Ubuntu have no `python`, py on Windows) and installs the same
+    torch build and requirements."""
+    def commands(page, start, end):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        text = text[text.index(start):text.index(end)]
+        blocks = dict((kind, block) for kind, block in
+                      re.findall(r"```(bash|powershell)\n(.*?)```", text, re.S))
+        return {kind: [part.strip() for line in block.replace("\\\n", " ").splitlines()
+                       if not line.startswith("#")
+                       for part in re.split(r"&&|;", line.split("  #")[0]) if part.strip()]
+                for kind, block in blocks.items()}
+
+    readme = commands("README.md", "## Start here", "## The path")
+    teaching = commands("TEACHING.md", "## Before class", "**Where it was run")
+    for kind, maker in (("bash", "python3 -m venv .venv"), ("powershell", "py -m venv .venv")):
+        assert maker in readme[kind] and maker in teaching[kind], kind
+        for step in ("pip install torch --index-url https://download.pytorch.org/whl/cpu",
+                     "pip install -r requirements.txt", "python 01_retrieval_task.py"):
+            assert step in readme[kind] and step in teaching[kind], (kind, step)
+
+
+def test_the_slow_machine_fallback_still_shows_each_lesson_s_point():
+    """TEACHING's fallback projects the committed notebooks, not a --quick run; those notebooks
+    print lesson 02's drop at h = D (about 10x in its default run) and lesson 06's winners, which
+    differ between the two tasks, as the committed JSON has them."""
+    text = (ROOT / "TEACHING.md").read_text(encoding="utf-8")
+    fallback = text[text.index("**Slow laptops**"):text.index("## Homework")]
+    assert "committed notebook" in fallback and "notebooks/02_multihead_model.ipynb" in fallback
+    assert "launch with `--quick`" not in fallback
+    printed = {stem: "".join("".join(output.get("text", "")) for cell in json.loads(
+                   (ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+                   for output in cell.get("outputs", []))
+               for stem in ("02_multihead_model", "06_allocation")}
+    knee = json.loads((ROOT / "results" / "02_multihead_model.json").read_text(encoding="utf-8"))
+    assert min(knee["knee"]["ratio"].values()) > 5 and "drop from h = 3 to 4" in printed[
+        "02_multihead_model"]
+    comparison = json.loads((ROOT / "results" / "06_allocation.json").read_text(
+        encoding="utf-8"))["comparison"]
+    winners = {task: min(("front-loaded", "back-loaded"),
+                         key=lambda name: entry["allocations"][name]["mean"])
+               for task, entry in comparison.items()}
+    assert len(set(winners.values())) == 2, winners
+    assert all(task in printed["06_allocation"] for task in winners)
+
+
 def test_ci_runs_the_readme_s_start_here_as_a_student_types_it():
     """.ci/run reads its set-up and test commands from the README's bash block (the
     environment moved outside the checkout), so the block a student copies is the one CI runs."""
