@@ -46,9 +46,11 @@ COMMITTED = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for 
     "_T64_heads_below3_budgets20000-60000_parts_budget",                 # T = 64
     "_T128_heads4_heads_below4_budgets20000-60000_parts_budget",         # T = 128, h = 4
     "_T128_heads3_heads_below3_budgets20000_parts_budget",               # T = 128, h = 3
+    "_T128_heads5_heads_below5_budgets20000_parts_budget",               # T = 128, h = 5
 )]
 CONTROLS = [helpers.ROOT / "results" / f"02e_training_budget{suffix}.json" for suffix in (
     "_T64_heads3-4_n_train32000_heads_below3_budgets20000_parts_budget",   # T = 64, 32,000
+    "_T128_heads3-4_n_train32000_heads_below3_budgets20000_parts_budget",  # T = 128, 32,000
 )]
 SETTINGS = {
     # name: Setting(default, --quick, --full, type, what it sets)
