@@ -329,6 +329,7 @@ if __name__ == "__main__":
 # - [06e · The allocation rules as a function](06e_allocation_rules.ipynb)
 # - [06f · A hand-built oracle and a no-match baseline](06f_controls.ipynb)
 # - [06g · Both sides of a fixed budget: heads against head dimension](06g_fixed_budget.ipynb)
+# - [06h · Grouped heads: one group per token, each of its own size](06h_grouped_heads.ipynb)
 
 # %% [markdown]
 # **Next:** [07 · The head count on real data: digits at a random place in a larger frame](07_real_data.ipynb).

@@ -359,6 +359,7 @@ def plot_grouped(grouped):
     each group's share on each token, per allocation."""
     budgets = list(grouped["budgets"])
     names = list(HEAD_DIMS)
+    labels = [name.replace(" ", "\n", 1) for name in names]               # two lines each
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.9))
     for offset, budget in enumerate(budgets):
         allocations = grouped["budgets"][budget]["allocations"]
@@ -368,7 +369,7 @@ def plot_grouped(grouped):
         for x, name in zip(xs, names):
             seeds = allocations[name]["valid_nmse"]["seeds"]
             left.plot([x] * len(seeds), seeds, ".", ms=4, color=line.get_color())
-    left.set(yscale="log", xticks=range(len(names)), xticklabels=names,
+    left.set(yscale="log", xticks=range(len(names)), xticklabels=labels,
              ylabel="validation NMSE", title="Three allocations of one budget")
     left.legend(fontsize=7)
     shares = grouped["budgets"][budgets[0]]["allocations"]
@@ -377,10 +378,10 @@ def plot_grouped(grouped):
         right.bar([i + (k - 1.5) * width for i in range(len(names))],
                   [shares[n]["shares"][group][token]["mean"] for n in names], width,
                   label=f"{group} group on the {token} token")
-    right.set(xticks=range(len(names)), xticklabels=names, ylim=(0, 1),
+    right.set(xticks=range(len(names)), xticklabels=labels, ylim=(0, 1.3), yticks=[0, 0.5, 1],
               ylabel="attention share (mean over seeds)",
               title=f"c. Where each group looks, D = {budgets[0]}")
-    right.legend(fontsize=7)
+    right.legend(fontsize=7, ncol=2, loc="upper center")
     return figure
 
 
