@@ -272,9 +272,11 @@ def plot_nmse(result, args, title=None, statistic="min"):
 
 if __name__ == "__main__":
     run.figure(plot_nmse(swept, args, statistic="mean"), "02_nmse_vs_heads")
-    for statistic, by_length in drops.items():
-        print(f"drop from h = {args.D - 1} to {args.D}, {statistic} over seeds: "
-              + " ".join(times(ratio) for ratio in by_length.values()))
+    shown = ["min", "mean"] if args.seeds > 1 else ["mean"]   # of one seed, both are its value
+    for statistic in shown if drops else []:
+        over = f"{statistic} over {args.seeds} seeds" if args.seeds > 1 else "one seed"
+        print(f"drop from h = {args.D - 1} to {args.D} at T = {', '.join(drops[statistic])}, "
+              f"{over}: " + " ".join(times(ratio) for ratio in drops[statistic].values()))
     if drops and args.D == 4:
         print("   [paper, Table 2's means: " + " ".join(
             times(PAPER_TABLE_2[3][int(T)] / PAPER_TABLE_2[4][int(T)]) for T in nmse
