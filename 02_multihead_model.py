@@ -5,7 +5,7 @@
 # D$ heads to retrieve the $D$ tokens of lesson 01's task; its error falls by orders of magnitude at
 # $h = D$ and, below $D$, grows with the sequence length $T$ (Fig. 1a, Table 2). We build eq. 4's
 # model and train it for $h = 1 \dots 5$ at $T = 8, 32, 128$. `python 02_multihead_model.py` (1 min
-# 50 s on 2 cores in its committed run; its notebook prints its own run's time).
+# 24 s on 2 cores in its committed run; its notebook prints its own run's time).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """02 · One attention layer with h heads, and the sharp drop of its error at h = D (paper A)."""
@@ -295,7 +295,7 @@ if __name__ == "__main__":
 #
 # | claim | paper's number (its statistic) | ours (same statistic, default run) |
 # |---|---|---|
-# | the error drops at $h = D = 4$ (Table 2) | the mean falls 11×, 19×, 302× at $T = 8, 32, 128$ | 13×, 13×, 2.6× |
+# | the error drops at $h = D = 4$ (Table 2) | the mean falls 11×, 19×, 302× at $T = 8, 32, 128$ | 13×, 13×, 2.8× |
 # | below $D$ the error grows with $T$ (Table 2) | every mean at $h = 1, 2, 3$ over $T = 8, 32, 128$ (at $h = 4, 5$ they fall) | every mean at $h = 1, 2, 3$ (at $h = 4, 5$ too) |
 #
 # At $T = 32$ and 128 our drops are smaller, after 2,000 steps; study 02e trains on until the
