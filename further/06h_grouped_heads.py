@@ -1,18 +1,20 @@
 # %% [markdown]
 # # 06h · Grouped heads: one group per token, each of its own size (a study of 06)
 #
-# Paper B (arXiv 2510.03784) names "grouped heads" as its method for the layers that extract
-# information [summary, TL;DR]. As its reviews describe it, the heads of such a layer split into
+# Paper B (arXiv 2510.03784) names "grouped heads" as a practical method [summary, TL;DR; that
+# they belong to the layers that extract information is our reading]. As its reviews describe it, the heads of such a layer split into
 # $M$ groups, one dedicated to each token the target needs, group $m$ holding $H_m$ heads of
 # dimension $d_m$, with $\sum_m H_m d_m = D$ the layer's attention budget [inferred; the digest's
 # §1.2 and §3.1]. Neither the construction nor its experiment is in our sources: everything below
-# is our reconstruction. Its Eq. (3)-type reading predicts that at a fixed budget the group of
-# the harder token should get more of it. This study builds such a layer and tests that
+# is our reconstruction. Paper B's Eq. (3), not in our sources, trades heads against head
+# dimension; the digest's generic sketch of such a trade-off [inferred, §2.1: not the paper's
+# formula] predicts that at a fixed budget the group of the harder token should get more of it. This study builds such a layer and tests that
 # prediction at equal budget. `python further/06h_grouped_heads.py` (58 s on 2 cores in its
 # committed run).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
-"""06h · Grouped heads: M groups of heads, group m of H_m heads of dimension d_m (paper B)."""
+"""06h · Grouped heads: M groups, group m of H_m heads of dimension d_m (our reconstruction
+of paper B's method)."""
 import math
 import sys
 import time
@@ -69,7 +71,7 @@ if __name__ == "__main__":
 # %% [markdown]
 # ## Two tokens of unequal difficulty [inferred: our task]
 #
-# After paper B's 4-gram on white noise (study 06b): tokens $x_t \sim \mathcal N(0, I_p)$,
+# After paper B's 4-gram on white noise ([study 06b](06b_ngram.ipynb)): tokens $x_t \sim \mathcal N(0, I_p)$,
 # $p = 4$, and at every position the target reads two earlier tokens,
 #
 # $$y_t = A_{\text{hard}}\, x_{t-1} + A_{\text{easy}}\, x_{t-2},$$
@@ -77,8 +79,9 @@ if __name__ == "__main__":
 # with $A_{\text{hard}}$ of rank 4 and $A_{\text{easy}}$ of rank 1, each scaled to carry half
 # of $y$'s variance. A head hands on only its $d$ value coordinates of a token, so a group of
 # $H_m$ heads of dimension $d_m$ passes at most a rank-$H_m d_m$ image of its token: the hard
-# token needs $H_m d_m \ge 4$, the easy one 1. "Harder" here is the rank alone: the hard token is
-# the nearer one.
+# token needs $H_m d_m \ge 4$, the easy one 1. "Harder" means the higher rank; the hard token is
+# also the nearer one, and no run swaps the two lags, so these runs do not separate rank from
+# distance.
 
 # %%
 DIM = 4                           # p, the tokens' dimension
@@ -115,8 +118,8 @@ def target(x, matrices):
 # `Block` with heads of unequal sizes). A head scores $t$ against $s$ by
 # $q_t^\top k_s/\sqrt{d_m} + b_h(t - s)$, the scale of lessons 05–07 plus a learned bias per
 # offset. **Dedicated** is our reading [inferred]: each head of group $m$ starts with its bias
-# at `PRIOR` on the offset of token $m$ and 0 elsewhere, and may move it in training; part c
-# measures whether it does. A group's attention budget is $H_m d_m$, the layer's their sum.
+# at `PRIOR` on the offset of token $m$ and 0 elsewhere, and may move it in training; the
+# shares below measure whether it does. A group's attention budget is $H_m d_m$, the layer's their sum.
 
 # %%
 PRIOR = 4.0    # the starting bias on a group's own offset: e^4, about 55 times the weight of another
@@ -245,14 +248,14 @@ def train_grouped(run):
 
 
 # %% [markdown]
-# ## c. Does a group keep to its token?
+# ## Does a group keep to its token?
 #
 # For each head, the attention it puts on each token's offset, averaged over the scored
 # positions and held-out sequences: its **share** on the hard token and on the easy one. A
 # group's shares are its heads' mean; a group that keeps to its token puts most of its weight
 # there. A head's **focus** is $|\text{share}_{\text{hard}} - \text{share}_{\text{easy}}|$: 1 for a
-# head on one token alone, 0 for one that weighs both alike (the free model's heads have no
-# group to keep to, but they have a focus).
+# head on one token alone, 0 for one that weighs both alike, or neither (the free model's heads
+# have no group to keep to, but they have a focus).
 
 # %%
 def attention_shares(model, x):
@@ -351,8 +354,9 @@ if __name__ == "__main__":
 # **The result**, per budget: each allocation's validation NMSE over its seeds
 # (`helpers.seed_stats`), and per seed $\log_{10}$ NMSE of the harder-gets-more allocation
 # minus that of the uniform and of the reversed one, with a 95 % t-interval
-# (`helpers.paired_difference`): below 0, the reconstruction's allocation is lower. Part c's
-# statistic per group: its share on its own token minus its share on the other, over seeds.
+# (`helpers.paired_difference`): below 0, the reconstruction's allocation is lower; the same
+# against the free model. Per dedicated group: its share on its own token minus its share on the
+# other, over seeds; per model, the focus.
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 def plot_grouped(grouped):
@@ -381,7 +385,7 @@ def plot_grouped(grouped):
                   label=f"{group} group on the {token} token")
     right.set(xticks=range(len(names)), xticklabels=labels, ylim=(0, 1.3), yticks=[0, 0.5, 1],
               ylabel="attention share (mean over seeds)",
-              title=f"c. Where each group looks, D = {budgets[0]}")
+              title=f"Where each group looks, D = {budgets[0]}")
     right.legend(fontsize=7, ncol=2, loc="upper center")
     return figure
 
@@ -414,9 +418,11 @@ if __name__ == "__main__":
 # and the reversed one, by intervals that exclude 0; at $D = 12$, where every allocation gives
 # the hard token rank 4 or more, neither difference is separated from 0. Every dedicated group
 # keeps to its token, the reversed ones too: the groups do not trade tokens to undo a bad
-# allocation. The free heads, with no token to start from, are the worst at both budgets and do
-# not settle one per token in this time (focus well below 1); how much of that is training time
-# these runs cannot say. The task is ours, built so that a token's rank decides: the prediction
-# holds here, where a budget binds, and our sources hold no task of paper B's to test it on.
+# allocation. The free heads, with no token to start from, are well above harder-gets-more at
+# both budgets (the interval excludes 0; in `--full` at $D = 6$ the reversed allocation is worse
+# still) and do not settle one per token in this time (focus well below 1); how much of that is
+# training time these runs cannot say. The task is ours, built so that a token's rank decides:
+# the prediction is separated from 0 here only where a budget binds, and our sources hold no
+# task of paper B's to test it on.
 #
 # Back to [lesson 06](06_allocation.ipynb).
