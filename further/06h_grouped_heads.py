@@ -9,7 +9,7 @@
 # is our reconstruction. Paper B's Eq. (3), not in our sources, trades heads against head
 # dimension; the digest's generic sketch of such a trade-off [inferred, §2.1: not the paper's
 # formula] predicts that at a fixed budget the group of the harder token should get more of it. This study builds such a layer and tests that
-# prediction at equal budget. `python further/06h_grouped_heads.py` (58 s on 2 cores in its
+# prediction at equal budget. `python further/06h_grouped_heads.py` (49 s on 2 cores in its
 # committed run).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
