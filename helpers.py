@@ -11,8 +11,10 @@ idea depends on) and earlier lessons through load_concept, so it runs copied out
     standardised_split                  (train, valid), y standardised on the training part
     by_seed, seed_stats                 a configuration's seeds, min, mean and std (n - 1)
     t_interval, paired_difference       a paired difference: per_seed, mean, ci95, verdict
-    fit                                 THE training loop: AdamW, warm-up/cosine, a loss check
+    describe_difference                 one printed line of it
+    fit, NonFiniteLoss                  THE training loop: AdamW, warm-up/cosine, a loss check
     train_regression, train_seeded      fit() on MSE mini-batches, held-out NMSE; one seeded run
+    evaluate_nmse                       a model's NMSE on (x, y), in chunks
 """
 
 import importlib.util
@@ -148,7 +150,8 @@ def describe_difference(name, entry):
 
 # ==== Training ================================================================================
 class NonFiniteLoss(RuntimeError):
-    """The loss became NaN or infinite; the message names the run."""
+    """The loss became NaN or infinite, or the data hold such a value; the message names the
+    run."""
 
 
 def warmup_cosine(step, steps, warmup_fraction=0.05):
@@ -157,6 +160,10 @@ def warmup_cosine(step, steps, warmup_fraction=0.05):
     if step < warmup:
         return (step + 1) / warmup
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+
+# A loss check reads the loss on the host, making a GPU wait for the step: hence one per 100 steps.
+CHECK_EVERY = 100
 
 
 def fit(model, loss_at, *, steps, lr, weight_decay=0.0, name="model", after_step=None):
@@ -185,10 +192,6 @@ def fit(model, loss_at, *, steps, lr, weight_decay=0.0, name="model", after_step
     return losses
 
 
-# A loss check reads the loss on the host, making a GPU wait for the step: hence one per 100 steps.
-CHECK_EVERY = 100
-
-
 def check_losses(losses, step, name, lr):
     """NonFiniteLoss at the first NaN or infinity among the losses since the last check."""
     first = step - step % CHECK_EVERY
@@ -197,7 +200,7 @@ def check_losses(losses, step, name, lr):
         at = first + int(bad[0])
         raise NonFiniteLoss(f"{name}: loss became {float(losses[at])} at step {at} of training "
                             f"on finite data (peak learning rate {lr:g}); the optimisation "
-                            f"diverged, a smaller --lr may help")
+                            f"diverged, a smaller learning rate may help")
 
 
 def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay=0.0,
@@ -205,7 +208,8 @@ def train_regression(model, train, valid, *, steps, batch_size, lr, weight_decay
     """Fit model(x) -> y by fit() on MSE mini-batches; return the training and validation NMSE.
 
     train, valid: (x [n, ...], y [n]) on the model's device; after_step: fit()'s (a study's
-    checkpoints). Validation is read once, at the end: it never steers training."""
+    checkpoints may read validation there). This loop reads validation only at the end: it never
+    steers training."""
     x_train, y_train = train
     check_finite_data(name, train, valid)
     batches = draw_batches(len(y_train), steps, batch_size, seed, y_train.device)  # [steps, B]
