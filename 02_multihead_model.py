@@ -237,7 +237,7 @@ if __name__ == "__main__":
     knee = {args.D - 1, args.D} <= set(args.heads)
     drops = {s: drop_at_the_knee(nmse, args.D, s) for s in ("min", "mean")} if knee else {}
     run.record(per_run_numbers(trained))
-    swept = run.record({"nmse": nmse, "selection": "last",
+    swept = run.record({"nmse": nmse, "selection": "last", "drops": drops,
                         "knee": {"h": args.D, "ratio": drops.get("min", {})}})
 
 

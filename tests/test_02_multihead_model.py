@@ -222,6 +222,7 @@ def test_the_lesson_prints_its_drops_beside_table_2s_means(notebook_run):
     result = notebook_run("02_multihead_model")
     printed = "".join("".join(o.get("text", "")) for o in notebook_run.outputs["02_multihead_model"])
     ratio = result["nmse"]["8"]["3"]["mean"] / result["nmse"]["8"]["4"]["mean"]
+    assert result["drops"]["mean"]["8"] == ratio                          # the printed statistic
     assert f"drop from h = 3 to 4 at T = 8, one seed: {model_file.times(ratio)}\n" in printed
     assert "over seeds" not in printed and "min over" not in printed
     theirs = model_file.PAPER_TABLE_2[3][8] / model_file.PAPER_TABLE_2[4][8]
