@@ -5,7 +5,7 @@
 # D$ heads to retrieve the $D$ tokens of lesson 01's task; its error falls by orders of magnitude at
 # $h = D$ and, below $D$, grows with the sequence length $T$ (Fig. 1a, Table 2). We build eq. 4's
 # model and train it for $h = 1 \dots 5$ at $T = 8, 32, 128$. `python 02_multihead_model.py` (1 min
-# 24 s on 2 cores in its committed run; its notebook prints its own run's time).
+# 6 s on 2 cores in its committed run; its notebook prints its own run's time).
 
 # %% tags=["apparatus"] jupyter={"source_hidden": true}
 """02 · One attention layer with h heads, and the sharp drop of its error at h = D (paper A)."""

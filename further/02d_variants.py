@@ -9,7 +9,7 @@
 # given one of its flags it trains that variant, and without any it draws the committed runs
 # again from their JSON, beside the paper's tables, and trains nothing. Its models scale their
 # attention logits as lesson 02's: paper A's β = 1 (eq. 5), nothing capping them.
-# `python further/02d_variants.py` (1.4 s on 2 cores).
+# `python further/02d_variants.py` (1.9 s on 2 cores).
 
 # %%
 """02d · Lesson 02's variants (Tables 3-5), the paper's grid and the reversal score."""
