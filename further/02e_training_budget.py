@@ -662,7 +662,9 @@ if __name__ == "__main__":
 # `results/02e_training_budget_T128_heads3_heads_below3_budgets20000_parts_budget.json`, 16 min
 # 47 s; 3 seeds), replayed below: the $h = 4$ error is **not shown to fall** after 20,000 steps
 # (log10 change +0.059 [−1.822, +1.939]; the seeds fall 1.4× and 3.8× and rise 7.8×) while every
-# seed's training error falls to about 3e-7. $h = 5$ at $T = 128$ is not run yet.
+# seed's training error falls to about 3e-7. $h = 5$ at 20,000 steps
+# (`results/02e_training_budget_T128_heads5_heads_below5_budgets20000_parts_budget.json`) and
+# the data control are read by study 02g.
 
 # %%
 LATER_RUNS = ["02e_training_budget_T32_heads4_heads_below3_budgets50000-100000_parts_budget",
